@@ -1,0 +1,52 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+#include <initializer_list>
+#include <vector>
+
+#include "spore/tensor.h"
+
+namespace spore::ops {
+
+/// Options shared by factories.
+struct TensorOptions {
+  DType dtype = DType::Float32;
+  Device device = kCPU;
+};
+
+Tensor empty(const Shape& shape, TensorOptions opt = {});
+Tensor zeros(const Shape& shape, TensorOptions opt = {});
+Tensor ones(const Shape& shape, TensorOptions opt = {});
+Tensor full(const Shape& shape, Scalar value, TensorOptions opt = {});
+Tensor zeros_like(const Tensor& t);
+Tensor ones_like(const Tensor& t);
+Tensor full_like(const Tensor& t, Scalar value);
+/// A 0-d tensor holding `value` (dtype: the scalar's own, unless given).
+Tensor scalar_tensor(Scalar value, DType dtype);
+Tensor scalar_tensor(Scalar value);
+/// [start, stop) with `step`; dtype int64 when all are integers, else float32 (as PyTorch).
+Tensor arange(Scalar stop);
+Tensor arange(Scalar start, Scalar stop, Scalar step = 1);
+Tensor arange(Scalar start, Scalar stop, Scalar step, TensorOptions opt);
+/// `steps` evenly spaced values from start to stop inclusive.
+Tensor linspace(double start, double stop, int64_t steps, TensorOptions opt = {});
+/// Identity (n x m, m = n when negative).
+Tensor eye(int64_t n, int64_t m = -1, TensorOptions opt = {});
+
+/// A tensor copied from values; the shape defaults to 1-D.
+template <class T>
+Tensor from_vector(const std::vector<T>& values, const Shape& shape, DType dtype = dtype_of<T>());
+template <class T>
+Tensor from_vector(const std::vector<T>& values) {
+  return from_vector(values, Shape{static_cast<Dim>(values.size())});
+}
+/// `tensor({1.f, 2.f, 3.f})`, `tensor({{1, 2}, {3, 4}})`.
+Tensor tensor(std::initializer_list<float> v);
+Tensor tensor(std::initializer_list<double> v);
+Tensor tensor(std::initializer_list<int64_t> v);
+Tensor tensor(std::initializer_list<int> v);
+Tensor tensor(std::initializer_list<bool> v);
+Tensor tensor(std::initializer_list<std::initializer_list<float>> v);
+Tensor tensor(std::initializer_list<std::initializer_list<double>> v);
+Tensor tensor(std::initializer_list<std::initializer_list<int>> v);
+
+}  // namespace spore::ops

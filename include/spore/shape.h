@@ -1,0 +1,44 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+#include <cstdint>
+#include <string>
+
+#include "spore/small_vec.h"
+
+namespace spore {
+
+/// One dimension: a constant (>= 0) or a symbolic dimension (< 0), which names an entry of the
+/// process-wide symbol table: a symbol bound by a graph input or a data-dependent op, or a small
+/// expression of symbols. Eager tensors only ever hold constants; inference functions use the
+/// dim_* helpers below so the same code infers shapes over symbols under a trace.
+using Dim = int64_t;
+
+/// Shapes and strides (strides in elements) keep up to 6 entries inline.
+using Shape = SmallVec<Dim, 6>;
+using Strides = SmallVec<int64_t, 6>;
+
+inline bool is_symbolic(Dim d) { return d < 0; }
+/// A fresh symbol, printed with `name` ("batch", "s3", ...).
+Dim new_symbol(const std::string& name);
+Dim dim_add(Dim a, Dim b);
+Dim dim_sub(Dim a, Dim b);
+Dim dim_mul(Dim a, Dim b);
+/// Floor division; folds when both are constants.
+Dim dim_floordiv(Dim a, Dim b);
+/// Text for messages and the IR: "64" or "batch" or "(batch*4)".
+std::string dim_str(Dim d);
+
+/// Number of elements; symbolic shapes give a symbolic product.
+Dim numel_of(const Shape& s);
+/// Contiguous (row-major) strides for a shape.
+Strides contiguous_strides(const Shape& s);
+/// "(32, 64)" as used in every error message.
+std::string shape_str(std::span<const Dim> s);
+
+/// Normalizes an axis in [-rank, rank) and throws a clear error naming `op` otherwise.
+int normalize_axis(int64_t axis, int64_t rank, const char* op);
+
+/// NumPy broadcasting of two shapes; throws "[op] shapes ... cannot broadcast" naming both.
+Shape broadcast_shapes(const Shape& a, const Shape& b, const char* op);
+
+}  // namespace spore

@@ -1,0 +1,130 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+#include <atomic>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "spore/device.h"
+#include "spore/dtype.h"
+#include "spore/error.h"
+#include "spore/scalar.h"
+#include "spore/shape.h"
+
+namespace spore {
+
+/// Memory shared by tensors (views share one Storage by reference count). The version counter
+/// goes up on every in-place write, so a saved tensor can tell it was changed (autodiff).
+class Storage {
+ public:
+  /// Allocates `nbytes` from the device's caching allocator (no memory on `meta`).
+  Storage(Device device, size_t nbytes);
+  ~Storage();
+  Storage(const Storage&) = delete;
+  Storage& operator=(const Storage&) = delete;
+
+  void* data() const { return data_; }
+  size_t nbytes() const { return nbytes_; }
+  Device device() const { return device_; }
+  uint64_t version() const { return version_.load(std::memory_order_relaxed); }
+  void bump_version() { version_.fetch_add(1, std::memory_order_relaxed); }
+
+ private:
+  void* data_ = nullptr;
+  size_t nbytes_ = 0;
+  Device device_;
+  std::atomic<uint64_t> version_{0};
+};
+
+/// Opaque per-tensor trace membership, owned by the tracing layer (src/ir); null when the
+/// tensor belongs to no open trace or tape, which is the eager fast path.
+struct TraceSlot;
+
+/// The state behind a Tensor handle.
+struct TensorImpl {
+  std::shared_ptr<Storage> storage;
+  Shape shape;
+  Strides strides;
+  int64_t offset = 0;  // in elements
+  DType dtype = DType::Float32;
+  bool weak = false;  // a wrapped C++ literal: never widens another operand's dtype
+  std::shared_ptr<TraceSlot> trace;
+};
+
+/// An n-dimensional array: a plain, strided view of a Storage on a Device. Copies of a Tensor
+/// share the same data; `clone()` copies it.
+class Tensor {
+ public:
+  Tensor() = default;
+  explicit Tensor(std::shared_ptr<TensorImpl> impl) : impl_(std::move(impl)) {}
+
+  /// A new contiguous tensor with uninitialized data.
+  static Tensor empty(const Shape& shape, DType dtype = DType::Float32, Device device = kCPU);
+  /// A view of `storage` with the given geometry (no copy).
+  static Tensor view_of(std::shared_ptr<Storage> storage, const Shape& shape,
+                        const Strides& strides, int64_t offset, DType dtype);
+
+  bool defined() const { return impl_ != nullptr; }
+  DType dtype() const { return impl_->dtype; }
+  const Shape& shape() const { return impl_->shape; }
+  const Strides& strides() const { return impl_->strides; }
+  int64_t offset() const { return impl_->offset; }
+  int64_t dim() const { return static_cast<int64_t>(impl_->shape.size()); }
+  /// Size of `axis` (negative counts from the end).
+  int64_t size(int64_t axis) const;
+  int64_t numel() const;
+  Device device() const { return impl_->storage->device(); }
+  bool is_contiguous() const;
+  bool weak() const { return impl_->weak; }
+  size_t itemsize() const { return dtype_size(impl_->dtype); }
+
+  /// Pointer to the first element (offset applied).
+  void* data_ptr() const;
+  template <class T>
+  T* data() const {
+    SPORE_CHECK(dtype_of<T>() == dtype(), "[data] tensor is ", dtype_name(dtype()),
+                ", asked for ", dtype_name(dtype_of<T>()), "; call .to(dtype) first");
+    return static_cast<T*>(data_ptr());
+  }
+  /// The value of a one-element tensor, converted to T.
+  template <class T>
+  T item() const;
+  /// Elements in row-major order, converted to T (for tests and small tensors).
+  template <class T>
+  std::vector<T> to_vector() const;
+
+  /// Same data in row-major order: returns *this when already contiguous.
+  Tensor contiguous() const;
+  /// A new tensor with its own copy of the data.
+  Tensor clone() const;
+  /// Converted to `dtype` (returns *this when it already has it).
+  Tensor to(DType dtype) const;
+
+  // Views (no copies). The same functions exist as free ops in spore/ops.h.
+  Tensor reshape(const Shape& shape) const;
+  Tensor view(const Shape& shape) const;
+  Tensor transpose(int64_t a, int64_t b) const;
+  Tensor permute(const std::vector<int64_t>& axes) const;
+  Tensor slice(int64_t axis, int64_t start, int64_t stop, int64_t step = 1) const;
+  Tensor squeeze(int64_t axis) const;
+  Tensor unsqueeze(int64_t axis) const;
+  Tensor expand(const Shape& shape) const;
+  Tensor operator[](int64_t i) const;
+
+  /// NumPy/PyTorch style text: "tensor([[1., 2.],\n        [3., 4.]])", summarized when large.
+  std::string str() const;
+
+  const std::shared_ptr<Storage>& storage() const { return impl_->storage; }
+  uint64_t version() const { return impl_->storage->version(); }
+  TensorImpl* impl() const { return impl_.get(); }
+  const std::shared_ptr<TensorImpl>& impl_ptr() const { return impl_; }
+  /// True when both handles refer to the same tensor object.
+  bool is_same(const Tensor& o) const { return impl_ == o.impl_; }
+
+ private:
+  std::shared_ptr<TensorImpl> impl_;
+};
+
+std::ostream& operator<<(std::ostream& os, const Tensor& t);
+
+}  // namespace spore

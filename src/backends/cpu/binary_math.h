@@ -1,0 +1,42 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+// Elementwise binary functions with vectorized kernels, one row each (see unary_math.h).
+#include <xsimd/xsimd.hpp>
+
+#include "backends/cpu/unary_math.h"
+
+namespace spore::cpu {
+
+#define SPORE_BINARY_FLOAT_OPS(X) \
+  X(add, Add) X(sub, Sub) X(mul, Mul) X(div, Div) X(maximum, Maximum) X(minimum, Minimum) X(pow, Pow) X(atan2, Atan2)
+
+enum class BinaryOp : uint8_t {
+#define SPORE_ENUM(name, F) name,
+  SPORE_BINARY_FLOAT_OPS(SPORE_ENUM)
+#undef SPORE_ENUM
+      kCount
+};
+inline constexpr int kNumBinaryOps = static_cast<int>(BinaryOp::kCount);
+
+#define SPORE_BINARY(Name, expr)  \
+  struct Name {                   \
+    template <class V>            \
+    static V f(V a, V b) {        \
+      using namespace um;         \
+      using std::pow, std::atan2; \
+      using xsimd::pow, xsimd::atan2; \
+      return expr;                \
+    }                             \
+  };
+SPORE_BINARY(Add, a + b)
+SPORE_BINARY(Sub, a - b)
+SPORE_BINARY(Mul, a * b)
+SPORE_BINARY(Div, a / b)
+// NaN in either operand propagates (as torch.maximum).
+SPORE_BINARY(Maximum, sel(a != a, a, sel(b != b, b, sel(a < b, b, a))))
+SPORE_BINARY(Minimum, sel(a != a, a, sel(b != b, b, sel(b < a, b, a))))
+SPORE_BINARY(Pow, pow(a, b))
+SPORE_BINARY(Atan2, atan2(a, b))
+#undef SPORE_BINARY
+
+}  // namespace spore::cpu

@@ -1,0 +1,223 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+// The primitive contract (shared/ARCHITECTURE.md, "Ops and primitives"). A primitive is a node
+// kind that the IR, the transforms and the backends know; it is defined once, in one file under
+// src/prims, and registered once through define_primitive().
+#include <array>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/attrs.h"
+#include "spore/device.h"
+#include "spore/dtype.h"
+#include "spore/shape.h"
+#include "spore/tensor.h"
+
+namespace spore {
+
+/// What a primitive does besides computing its outputs from its inputs.
+enum class Effect : uint8_t { Pure, Random, State, IO, Collective };
+/// How the fusion pass may group a primitive.
+enum class FusionClass : uint8_t { Opaque, Elementwise, Broadcast, Injective, Reduction, Matmul, Conv };
+
+/// The static type of a value: dtype, weak flag and shape (dims may be symbolic).
+struct TensorType {
+  DType dtype = DType::Float32;
+  bool weak = false;
+  Shape shape;
+};
+
+/// Up to 4 types or tensors inline; primitives have a fixed, small number of outputs.
+inline constexpr int kMaxOutputs = 4;
+struct OutTypes {
+  std::array<TensorType, kMaxOutputs> t;
+  int n = 0;
+  TensorType& add(DType dtype, Shape shape) {
+    t[n].dtype = dtype;
+    t[n].shape = std::move(shape);
+    return t[n++];
+  }
+};
+
+/// A kernel's view of one tensor: no ownership, no Tensor.
+struct Buffer {
+  void* data = nullptr;
+  DType dtype = DType::Float32;
+  int ndim = 0;
+  const Dim* shape = nullptr;
+  const int64_t* strides = nullptr;  // in elements
+  int64_t numel() const {
+    int64_t n = 1;
+    for (int i = 0; i < ndim; ++i) n *= shape[i];
+    return n;
+  }
+  bool contiguous() const {
+    int64_t s = 1;
+    for (int i = ndim - 1; i >= 0; --i) {
+      if (shape[i] != 1 && strides[i] != s) return false;
+      s *= shape[i];
+    }
+    return true;
+  }
+  template <class T>
+  T* ptr() const { return static_cast<T*>(data); }
+};
+
+/// Scratch memory and stream for one kernel call (CPU has no stream).
+struct KernelContext {
+  void* scratch = nullptr;
+  size_t scratch_bytes = 0;
+  void* stream = nullptr;
+};
+
+/// A kernel after its `prepare` step (library primitive created, weights packed, scratch sized)
+/// for one set of types, shapes and attributes; `run` may be called many times.
+class PreparedKernel {
+ public:
+  virtual ~PreparedKernel() = default;
+  virtual size_t scratch_bytes() const { return 0; }
+  virtual void run(std::span<const Buffer> in, std::span<const Buffer> out,
+                   const KernelContext& ctx) const = 0;
+};
+
+using KernelRunFn = void (*)(const void* attrs, std::span<const Buffer> in,
+                             std::span<const Buffer> out, const KernelContext& ctx);
+using KernelPrepareFn = std::shared_ptr<PreparedKernel> (*)(const void* attrs,
+                                                            std::span<const TensorType> in,
+                                                            std::span<const TensorType> out);
+using KernelSupportsFn = bool (*)(const void* attrs, std::span<const TensorType> in);
+
+/// One kernel of a primitive on one device. A kernel is either stateless (`run`) or two-step
+/// (`prepare` then the prepared kernel's run, cached per types, shapes and attributes).
+/// Device kernels say what they `supports`; the CPU reference kernel supports everything.
+struct KernelDef {
+  DeviceType device = DeviceType::CPU;
+  const char* name = "reference";
+  int priority = 0;  // the highest-priority kernel that supports a call runs it
+  KernelSupportsFn supports = nullptr;  // null: every call
+  KernelRunFn run = nullptr;
+  KernelPrepareFn prepare = nullptr;
+};
+
+/// Work estimate for the cost model and the profiler.
+struct Cost {
+  double flops = 0;
+  double bytes = 0;
+};
+
+class Primitive;
+// Transform rules (filled by src/autodiff and src/transforms; written with public ops so they
+// compose). They are declared here so every primitive has the slots from the start.
+using JvpRule = void (*)(const Primitive& p, const void* attrs, std::span<const Tensor> primals,
+                         std::span<const Tensor> outputs, std::span<const Tensor> tangents,
+                         std::vector<Tensor>& out_tangents);
+using VjpRule = void (*)(const Primitive& p, const void* attrs, std::span<const Tensor> residuals,
+                         std::span<const Tensor> cotangents, std::vector<Tensor>& in_cotangents);
+using VmapRule = void (*)(const Primitive& p, const void* attrs, std::span<const Tensor> in,
+                          std::span<const int> in_axes, std::vector<Tensor>& out,
+                          std::vector<int>& out_axes);
+struct ShardingRule;  // a dimension mapping; defined by src/parallel
+/// Rewrites a call in terms of smaller primitives (softmax, norms, gelu, attention ...).
+/// For view primitives (reshape, transpose, slice, expand ...): makes the output as a view of
+/// input 0 with no kernel and no copy. `out` is the inferred type.
+using ViewFn = Tensor (*)(const void* attrs, const Tensor& in, const TensorType& out);
+using Decomposition = void (*)(const void* attrs, std::span<const Tensor> in, std::vector<Tensor>& out);
+
+/// Which inputs and outputs the vjp needs kept alive (bit i = input/output i).
+struct Residuals {
+  uint32_t inputs = 0;
+  uint32_t outputs = 0;
+};
+
+using InferFn = std::function<void(const void* attrs, std::span<const TensorType> in, OutTypes& out)>;
+using CostFn = std::function<Cost(const void* attrs, std::span<const TensorType> in,
+                                  std::span<const TensorType> out)>;
+
+/// Type-erased operations on a primitive's attribute struct.
+struct AttrOps {
+  size_t (*hash)(const void*) = nullptr;
+  bool (*equal)(const void*, const void*) = nullptr;
+  std::string (*str)(const void*) = nullptr;
+  std::shared_ptr<const void> (*clone)(const void*) = nullptr;
+};
+
+/// A node kind. Immutable after registration, except for transform-rule slots filled at start-up.
+class Primitive {
+ public:
+  uint16_t id = 0;
+  std::string name;
+  Effect effect = Effect::Pure;
+  FusionClass fusion = FusionClass::Opaque;
+  int num_inputs = -1;  // -1: variadic
+  AttrOps attrs;
+  InferFn infer = nullptr;
+  CostFn cost = nullptr;
+  std::array<std::vector<KernelDef>, kNumDeviceTypes> kernels;
+  ViewFn view = nullptr;  // set for view primitives, which have no kernels
+  Residuals residuals;
+  JvpRule jvp = nullptr;
+  VjpRule vjp = nullptr;
+  VmapRule vmap = nullptr;
+  const ShardingRule* sharding = nullptr;
+  Decomposition decomposition = nullptr;
+
+  /// Registers a kernel (kept sorted by priority, highest first).
+  void add_kernel(KernelDef k);
+};
+
+/// What a primitive file gives define_primitive().
+template <class Attrs>
+struct PrimitiveSpec {
+  std::string name;
+  Effect effect = Effect::Pure;
+  FusionClass fusion = FusionClass::Opaque;
+  int num_inputs = -1;
+  void (*infer)(const Attrs& a, std::span<const TensorType> in, OutTypes& out) = nullptr;
+  Cost (*cost)(const Attrs& a, std::span<const TensorType> in, std::span<const TensorType> out) = nullptr;
+  Residuals residuals;
+  ViewFn view = nullptr;
+};
+
+/// The one registration mechanism. Returns the registered primitive; names must be unique.
+Primitive& register_primitive(Primitive p);
+/// All registered primitives, by id.
+std::span<Primitive* const> all_primitives();
+/// Lookup by name for tools and tests (never on the hot path); null if unknown.
+Primitive* find_primitive(std::string_view name);
+
+template <class Attrs>
+Primitive& define_primitive(const PrimitiveSpec<Attrs>& spec) {
+  Primitive p;
+  p.name = spec.name;
+  p.effect = spec.effect;
+  p.fusion = spec.fusion;
+  p.num_inputs = spec.num_inputs;
+  p.residuals = spec.residuals;
+  p.view = spec.view;
+  p.attrs.hash = [](const void* a) { return attrs_hash(*static_cast<const Attrs*>(a)); };
+  p.attrs.equal = [](const void* a, const void* b) {
+    return attrs_equal(*static_cast<const Attrs*>(a), *static_cast<const Attrs*>(b));
+  };
+  p.attrs.str = [](const void* a) { return attrs_str(*static_cast<const Attrs*>(a)); };
+  p.attrs.clone = [](const void* a) -> std::shared_ptr<const void> {
+    return std::make_shared<Attrs>(*static_cast<const Attrs*>(a));
+  };
+  auto infer = spec.infer;
+  SPORE_ASSERT(infer != nullptr, "primitive ", spec.name, " has no type inference");
+  p.infer = [infer](const void* a, std::span<const TensorType> in, OutTypes& out) {
+    infer(*static_cast<const Attrs*>(a), in, out);
+  };
+  if (auto cost = spec.cost) {
+    p.cost = [cost](const void* a, std::span<const TensorType> in, std::span<const TensorType> out) {
+      return cost(*static_cast<const Attrs*>(a), in, out);
+    };
+  }
+  Primitive& reg = register_primitive(std::move(p));
+  return reg;
+}
+
+}  // namespace spore

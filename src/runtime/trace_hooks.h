@@ -1,0 +1,30 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+// Where dispatch hands ops to open traces and tapes (shared/ARCHITECTURE.md, "One path for
+// both modes"). The tracing layer (src/ir, src/autodiff) installs the hooks; with no trace open
+// in this thread, dispatch pays one thread-local load and a branch.
+#include <span>
+
+#include "core/primitive.h"
+
+namespace spore::runtime {
+
+struct Outputs;
+
+struct TraceHooks {
+  /// Under a symbolic trace: build outputs of the given types without running anything.
+  /// Returns false to let the op run eagerly (no symbolic trace tracks its inputs).
+  bool (*symbolic)(const Primitive& p, const void* attrs, std::span<const Tensor> in,
+                   const OutTypes& types, Outputs& out) = nullptr;
+  /// After an eager run: record the op into each open tape that tracks one of its inputs.
+  void (*record)(const Primitive& p, const void* attrs, std::span<const Tensor> in,
+                 std::span<const Tensor> out) = nullptr;
+};
+
+/// Number of traces and tapes open in this thread.
+inline thread_local int tls_open_traces = 0;
+
+void set_trace_hooks(const TraceHooks& hooks);
+const TraceHooks& trace_hooks();
+
+}  // namespace spore::runtime
