@@ -24,7 +24,7 @@ class SmallVec {
     resize(n);
     std::fill(begin(), end(), fill);
   }
-  template <class It>
+  template <class It, std::enable_if_t<!std::is_integral_v<It>, int> = 0>
   SmallVec(It b, It e) { assign(b, e); }
   SmallVec(const SmallVec& o) { assign(o.begin(), o.end()); }
   SmallVec(SmallVec&& o) noexcept { steal(o); }

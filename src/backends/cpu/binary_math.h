@@ -33,10 +33,22 @@ SPORE_BINARY(Sub, a - b)
 SPORE_BINARY(Mul, a * b)
 SPORE_BINARY(Div, a / b)
 // NaN in either operand propagates (as torch.maximum).
-SPORE_BINARY(Maximum, sel(a != a, a, sel(b != b, b, sel(a < b, b, a))))
-SPORE_BINARY(Minimum, sel(a != a, a, sel(b != b, b, sel(b < a, b, a))))
+SPORE_BINARY(Maximum, sel(nan(a), a, sel(nan(b), b, sel(a < b, b, a))))
+SPORE_BINARY(Minimum, sel(nan(a), a, sel(nan(b), b, sel(b < a, b, a))))
 SPORE_BINARY(Pow, pow(a, b))
-SPORE_BINARY(Atan2, atan2(a, b))
 #undef SPORE_BINARY
+// xsimd's atan2 mishandles infinities; lane-wise libm keeps IEEE special cases.
+struct Atan2 {
+  static float f(float a, float b) { return std::atan2(a, b); }
+  static double f(double a, double b) { return std::atan2(a, b); }
+  template <class T, class A>
+  static xsimd::batch<T, A> f(xsimd::batch<T, A> a, xsimd::batch<T, A> b) {
+    alignas(64) T x[xsimd::batch<T, A>::size], y[xsimd::batch<T, A>::size];
+    a.store_aligned(x);
+    b.store_aligned(y);
+    for (size_t i = 0; i < xsimd::batch<T, A>::size; ++i) x[i] = std::atan2(x[i], y[i]);
+    return xsimd::batch<T, A>::load_aligned(x);
+  }
+};
 
 }  // namespace spore::cpu

@@ -56,7 +56,9 @@ xsimd::batch<T, A> sel(xsimd::batch_bool<T, A> c, xsimd::batch<T, A> a, xsimd::b
 }
 template <class V> V vmax(V a, V b) { return sel(a < b, b, a); }  // NaN in a propagates
 template <class V> V vmin(V a, V b) { return sel(b < a, b, a); }
-template <class V> V is_nan(V x) { return x; }
+// NaN test that works for scalars and batches (a batch's != is an ordered compare: false on NaN).
+template <class V> bool nan(V x) { return x != x; }
+template <class T, class A> xsimd::batch_bool<T, A> nan(xsimd::batch<T, A> x) { return xsimd::isnan(x); }
 }  // namespace um
 
 #define SPORE_UNARY(Name, expr)                                          \
@@ -71,7 +73,8 @@ template <class V> V is_nan(V x) { return x; }
 
 SPORE_UNARY(Neg, -x)
 SPORE_UNARY(Abs, abs(x))
-SPORE_UNARY(Sign, sel(x > splat<V>(0), splat<V>(1), sel(x < splat<V>(0), splat<V>(-1), V(x * splat<V>(0)))))
+// sign(NaN) is 0, as PyTorch 1.13 gives.
+SPORE_UNARY(Sign, sel(x > splat<V>(0), splat<V>(1), sel(x < splat<V>(0), splat<V>(-1), splat<V>(0))))
 SPORE_UNARY(Exp, exp(x))
 SPORE_UNARY(Expm1, expm1(x))
 SPORE_UNARY(Log, log(x))
@@ -92,8 +95,8 @@ SPORE_UNARY(Cosh, cosh(x))
 SPORE_UNARY(Tanh, tanh(x))
 // 1/(1+e^-x) overflows harmlessly to 0 for very negative x.
 SPORE_UNARY(Sigmoid, splat<V>(1) / (splat<V>(1) + exp(-x)))
-SPORE_UNARY(Relu, sel(x > splat<V>(0), x, sel(x != x, x, splat<V>(0))))
-SPORE_UNARY(Relu6, sel(x != x, x, vmin(vmax(x, splat<V>(0)), splat<V>(6))))
+SPORE_UNARY(Relu, sel(x > splat<V>(0), x, sel(nan(x), x, splat<V>(0))))
+SPORE_UNARY(Relu6, sel(nan(x), x, vmin(vmax(x, splat<V>(0)), splat<V>(6))))
 SPORE_UNARY(LeakyRelu, sel(x > splat<V>(0), x, x * splat<V>(p.a)))
 SPORE_UNARY(Elu, sel(x > splat<V>(0), x, splat<V>(p.a) * expm1(x)))
 SPORE_UNARY(Selu, splat<V>(1.0507009873554804934193349852946) *

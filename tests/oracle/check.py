@@ -1,0 +1,136 @@
+# SPDX-License-Identifier: Apache-2.0
+"""PyTorch side of the oracle: recompute every case of a manifest and compare.
+
+Each torch_ops/<family>.py defines OPS = {name: fn(inputs, attrs) -> tensor or tuple}.
+Prints `oracle: N ops, M cases, all agree` or the disagreements, and exits non-zero on any.
+"""
+import importlib
+import json
+import math
+import os
+import pathlib
+import sys
+
+import numpy as np
+import torch
+
+torch.set_num_threads(1)
+HERE = pathlib.Path(__file__).parent
+
+# Default tolerances per output dtype: (rtol, atol).
+TOL = {
+    "float64": (1e-10, 1e-12),
+    "float32": (2e-5, 1e-5),
+    "float16": (2e-3, 1e-3),
+    "bfloat16": (1.6e-2, 1e-2),
+}
+
+TORCH_DTYPE = {
+    "bool": torch.bool, "uint8": torch.uint8, "int8": torch.int8, "int16": torch.int16,
+    "int32": torch.int32, "int64": torch.int64, "float16": torch.float16,
+    "bfloat16": torch.bfloat16, "float32": torch.float32, "float64": torch.float64,
+}
+
+
+def load(d, spec):
+    a = np.load(os.path.join(d, spec["file"]))
+    if spec["dtype"] == "bfloat16":
+        return torch.from_numpy(a.view(np.int16).copy()).view(torch.bfloat16)
+    return torch.from_numpy(np.array(a, copy=True, order="C"))
+
+
+def ops_table():
+    table = {}
+    for f in sorted((HERE / "torch_ops").glob("[!_]*.py")):
+        mod = importlib.import_module(f"torch_ops.{f.stem}")
+        for k, v in mod.OPS.items():
+            assert k not in table, f"op {k} defined twice"
+            table[k] = v
+    return table
+
+
+def run_torch(fn, ins, attrs):
+    """Runs fn; where PyTorch 1.13's CPU build lacks a 16-bit float kernel, computes in float32 and
+    rounds back to float16, which is what Spore's 16-bit kernels do too."""
+    try:
+        return fn(ins, attrs)
+    except RuntimeError as e:
+        if "Half" not in str(e) and "BFloat16" not in str(e):
+            raise
+        low = torch.float16 if "Half" in str(e) else torch.bfloat16
+    up = [x.float() if isinstance(x, torch.Tensor) and x.dtype == low else x for x in ins]
+    out = fn(up, attrs)
+    down = lambda t: t.to(low) if isinstance(t, torch.Tensor) and t.dtype == torch.float32 else t
+    return tuple(down(t) for t in out) if isinstance(out, (tuple, list)) else down(out)
+
+
+def compare(case, got, want, idx):
+    if not isinstance(want, torch.Tensor):
+        want = torch.tensor(want)
+    if got.dtype != want.dtype:
+        return f"output {idx}: dtype {got.dtype} but torch gives {want.dtype}"
+    if tuple(got.shape) != tuple(want.shape):
+        return f"output {idx}: shape {tuple(got.shape)} but torch gives {tuple(want.shape)}"
+    if case["shape_only"]:
+        return None
+    name = str(want.dtype).replace("torch.", "")
+    if name in TOL:
+        rtol, atol = TOL[name]
+        if case["rtol"] >= 0:
+            rtol = case["rtol"]
+        if case["atol"] >= 0:
+            atol = case["atol"]
+        g, w = got.double(), want.double()
+        ok = torch.isclose(g, w, rtol=rtol, atol=atol, equal_nan=True)
+        if not bool(ok.all()):
+            bad = (~ok).nonzero()[0].tolist()
+            return (f"output {idx}: {int((~ok).sum())} of {g.numel()} differ beyond rtol={rtol} atol={atol}; "
+                    f"first at {bad}: spore {g[tuple(bad)].item()!r} torch {w[tuple(bad)].item()!r}")
+    else:
+        if not torch.equal(got, want):
+            bad = (got != want).nonzero()[0].tolist()
+            return f"output {idx}: differs at {bad}: spore {got[tuple(bad)].item()!r} torch {want[tuple(bad)].item()!r}"
+    return None
+
+
+def main():
+    d = sys.argv[1]
+    sys.path.insert(0, str(HERE))
+    table = ops_table()
+    failures, ops_seen, n = [], set(), 0
+    with open(os.path.join(d, "manifest.jsonl")) as f:
+        for line in f:
+            case = json.loads(line)
+            n += 1
+            op = case["op"]
+            ops_seen.add(op)
+            if op not in table:
+                failures.append(f"case {case['id']} {op}: no torch function in torch_ops/")
+                continue
+            ins = [None if s is None else load(d, s) for s in case["inputs"]]
+            outs = [load(d, s) for s in case["outputs"]]
+            try:
+                want = run_torch(table[op], ins, case["attrs"])
+            except Exception as e:  # noqa: BLE001 - report any torch failure as a disagreement
+                failures.append(f"case {case['id']} {op}: torch raised {type(e).__name__}: {e}")
+                continue
+            if not isinstance(want, (tuple, list)):
+                want = [want]
+            if len(want) != len(outs):
+                failures.append(f"case {case['id']} {op}: {len(outs)} outputs, torch gives {len(want)}")
+                continue
+            for i, (g, w) in enumerate(zip(outs, want)):
+                err = compare(case, g, w, i)
+                if err:
+                    shapes = ", ".join(f"{tuple(x.shape)} {str(x.dtype)[6:]}" for x in ins if x is not None)
+                    failures.append(f"case {case['id']} {op}({shapes}) attrs={case['attrs']}: {err}")
+    if failures:
+        for fl in failures[:60]:
+            print("DISAGREE", fl)
+        print(f"oracle: {len(ops_seen)} ops, {n} cases, {len(failures)} disagree")
+        sys.exit(1)
+    print(f"oracle: {len(ops_seen)} ops, {n} cases, all agree")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,207 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "oracle.h"
+
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <random>
+#include <sstream>
+
+namespace spore::oracle {
+namespace {
+
+std::map<std::string, std::function<void(Writer&)>>& families() {
+  static std::map<std::string, std::function<void(Writer&)>> f;
+  return f;
+}
+
+std::string npy_descr(DType t) {
+  switch (t) {
+    case DType::Bool: return "|b1";
+    case DType::UInt8: return "|u1";
+    case DType::Int8: return "|i1";
+    case DType::Int16: return "<i2";
+    case DType::Int32: return "<i4";
+    case DType::Int64: return "<i8";
+    case DType::Float16: return "<f2";
+    case DType::BFloat16: return "<u2";  // numpy has no bfloat16: raw bits, dtype in the manifest
+    case DType::Float32: return "<f4";
+    case DType::Float64: return "<f8";
+  }
+  return "";
+}
+
+void json_value(std::ostream& os, const AttrValue& v) {
+  std::visit(
+      [&](const auto& x) {
+        using T = std::decay_t<decltype(x)>;
+        if constexpr (std::is_same_v<T, bool>) os << (x ? "true" : "false");
+        else if constexpr (std::is_same_v<T, int64_t>) os << x;
+        else if constexpr (std::is_same_v<T, double>) {
+          if (std::isinf(x)) os << (x > 0 ? "Infinity" : "-Infinity");
+          else if (std::isnan(x)) os << "NaN";
+          else {
+            os.precision(17);
+            os << x;
+          }
+        } else if constexpr (std::is_same_v<T, std::string>) os << '"' << x << '"';
+        else {
+          os << '[';
+          for (size_t i = 0; i < x.size(); ++i) os << (i ? "," : "") << x[i];
+          os << ']';
+        }
+      },
+      v);
+}
+
+}  // namespace
+
+bool register_family(const std::string& name, std::function<void(Writer&)> fn) {
+  families()[name] = std::move(fn);
+  return true;
+}
+
+Writer::Writer(std::string dir) : dir_(std::move(dir)) {
+  manifest_ = std::fopen((dir_ + "/manifest.jsonl").c_str(), "w");
+  SPORE_CHECK(manifest_ != nullptr, "[oracle] cannot write ", dir_, "/manifest.jsonl");
+}
+Writer::~Writer() {
+  if (manifest_) std::fclose(manifest_);
+}
+
+std::string Writer::write_tensor(const Tensor& t) {
+  std::string name = "t" + std::to_string(files_++) + ".npy";
+  FILE* f = std::fopen((dir_ + "/" + name).c_str(), "wb");
+  SPORE_CHECK(f != nullptr, "[oracle] cannot write ", name);
+  std::ostringstream hdr;
+  hdr << "{'descr': '" << npy_descr(t.dtype()) << "', 'fortran_order': False, 'shape': (";
+  for (size_t i = 0; i < t.shape().size(); ++i) hdr << t.shape()[i] << (t.shape().size() == 1 || i + 1 < t.shape().size() ? ", " : "");
+  hdr << "), }";
+  std::string h = hdr.str();
+  size_t total = 10 + h.size() + 1;
+  h.append((64 - total % 64) % 64, ' ');
+  h += '\n';
+  const char magic[] = "\x93NUMPY\x01\x00";
+  std::fwrite(magic, 1, 8, f);
+  uint16_t len = static_cast<uint16_t>(h.size());
+  std::fwrite(&len, 2, 1, f);
+  std::fwrite(h.data(), 1, h.size(), f);
+  Tensor c = t.contiguous();
+  if (c.numel() > 0) std::fwrite(c.data_ptr(), c.itemsize(), static_cast<size_t>(c.numel()), f);
+  std::fclose(f);
+  return name;
+}
+
+void Writer::add(const std::string& op, const std::vector<Tensor>& inputs, const std::vector<Tensor>& outputs,
+                 const Attrs& attrs, CaseOptions opt) {
+  std::ostringstream os;
+  os << "{\"id\":" << count_ << ",\"op\":\"" << op << "\",\"inputs\":[";
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    os << (i ? "," : "");
+    if (!inputs[i].defined()) {
+      os << "null";
+      continue;
+    }
+    os << "{\"file\":\"" << write_tensor(inputs[i]) << "\",\"dtype\":\"" << dtype_name(inputs[i].dtype())
+       << "\",\"contiguous\":" << (inputs[i].is_contiguous() ? "true" : "false") << "}";
+  }
+  os << "],\"outputs\":[";
+  for (size_t i = 0; i < outputs.size(); ++i)
+    os << (i ? "," : "") << "{\"file\":\"" << write_tensor(outputs[i]) << "\",\"dtype\":\""
+       << dtype_name(outputs[i].dtype()) << "\"}";
+  os << "],\"attrs\":{";
+  for (size_t i = 0; i < attrs.size(); ++i) {
+    os << (i ? "," : "") << '"' << attrs[i].first << "\":";
+    json_value(os, attrs[i].second);
+  }
+  os << "},\"rtol\":" << opt.rtol << ",\"atol\":" << opt.atol << ",\"shape_only\":" << (opt.shape_only ? "true" : "false")
+     << "}\n";
+  std::fputs(os.str().c_str(), manifest_);
+  ++count_;
+}
+
+Tensor rand_tensor(const Shape& shape, DType dtype, uint64_t seed, Fill fill) {
+  std::mt19937_64 rng(seed * 7919 + 17);
+  int64_t n = 1;
+  for (Dim d : shape) n *= d;
+  std::vector<double> v(static_cast<size_t>(n));
+  std::normal_distribution<double> normal;
+  std::uniform_real_distribution<double> uni(0, 1);
+  const double edge[] = {NAN, INFINITY, -INFINITY, 0.0, -0.0, 1e30, -1e30, 1e-30, 1.0, -1.0, 0.5, -0.5};
+  for (int64_t i = 0; i < n; ++i) {
+    double x = 0;
+    switch (fill) {
+      case Fill::Normal: x = normal(rng); break;
+      case Fill::Positive: x = 0.1 + 2.9 * uni(rng); break;
+      case Fill::Unit: x = -0.95 + 1.9 * uni(rng); break;
+      case Fill::Edge: x = (i % 3 == 0) ? edge[(i / 3) % 12] : normal(rng) * 3; break;
+      case Fill::Int: x = std::floor(uni(rng) * 41) - 20; break;
+      case Fill::Bool: x = uni(rng) < 0.5 ? 0 : 1; break;
+      case Fill::Index: x = 0; break;
+    }
+    if (dtype == DType::UInt8 && x < 0) x = -x;
+    if (is_integral(dtype, true) && fill != Fill::Int && fill != Fill::Bool) x = std::floor(std::isfinite(x) ? x * 5 : 7);
+    if (dtype == DType::Int8 || dtype == DType::UInt8) x = std::fmod(x, 100);
+    if (dtype == DType::Bool) x = x != 0;
+    v[static_cast<size_t>(i)] = x;
+  }
+  return ops::from_vector(v, shape).to(dtype);
+}
+
+Tensor rand_index(const Shape& shape, int64_t bound, uint64_t seed) {
+  std::mt19937_64 rng(seed * 104729 + 3);
+  int64_t n = 1;
+  for (Dim d : shape) n *= d;
+  std::vector<int64_t> v(static_cast<size_t>(n));
+  for (auto& x : v) x = static_cast<int64_t>(rng() % static_cast<uint64_t>(bound));
+  return ops::from_vector(v, shape);
+}
+
+Tensor non_contiguous(const Tensor& t) {
+  // Interleave with junk along the last axis, then take every other element.
+  Shape big = t.shape();
+  if (big.empty()) return t;
+  big.back() *= 2;
+  Tensor buf = ops::zeros(big, {t.dtype()});
+  // Write t into the even positions through a strided view of buf's storage.
+  Tensor wide = Tensor::view_of(buf.storage(), t.shape(), [&] {
+    Strides s = buf.strides();
+    s.back() = 2;
+    return s;
+  }(), 0, t.dtype());
+  // Copy element by element through contiguous order (test-only, small tensors).
+  Tensor src = t.contiguous();
+  const int64_t n = t.numel();
+  const size_t isz = t.itemsize();
+  std::vector<int64_t> idx(t.shape().size(), 0);
+  char* dst = static_cast<char*>(buf.data_ptr());
+  const char* sp = static_cast<const char*>(src.data_ptr());
+  for (int64_t i = 0; i < n; ++i) {
+    int64_t off = 0;
+    for (size_t d = 0; d < idx.size(); ++d) off += idx[d] * wide.strides()[d];
+    std::memcpy(dst + off * static_cast<int64_t>(isz), sp + i * static_cast<int64_t>(isz), isz);
+    for (size_t d = idx.size(); d-- > 0;) {
+      if (++idx[d] < t.shape()[d]) break;
+      idx[d] = 0;
+    }
+  }
+  return wide;
+}
+
+}  // namespace spore::oracle
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    std::fprintf(stderr, "usage: spore_oracle_cases OUT_DIR [FAMILY...]\n");
+    return 2;
+  }
+  spore::oracle::Writer w(argv[1]);
+  for (auto& [name, fn] : spore::oracle::families()) {
+    bool want = argc == 2;
+    for (int i = 2; i < argc; ++i) want = want || name == argv[i];
+    if (want) fn(w);
+  }
+  std::printf("oracle driver: %d cases written to %s\n", w.cases(), argv[1]);
+  return 0;
+}
