@@ -4,13 +4,9 @@
 // copies never share a symbol.
 #include <cmath>
 
+#include "backends/cpu/isa.h"
 #include "backends/cpu/vec_kernels.h"
 
-#define SPORE_CAT2(a, b) a##b
-#define SPORE_CAT(a, b) SPORE_CAT2(a, b)
-#define SPORE_STR2(a) #a
-#define SPORE_STR(a) SPORE_STR2(a)
-#define SPORE_TABLE_FN SPORE_CAT(vec_kernels_, SPORE_ISA)
 
 namespace spore::cpu {
 namespace SPORE_ISA {
@@ -175,7 +171,7 @@ void layer_norm_row(const float* x, float* y, int64_t n, const float* w, const f
 
 VecKernels make_table() {
   VecKernels k{};
-  k.isa = SPORE_STR(SPORE_ISA);
+  k.isa = SPORE_ISA_STR(SPORE_ISA);
 #define SPORE_FILL_UNARY(name, F)                                              \
   k.unary_f32[static_cast<int>(UnaryOp::name)] = &unary_loop<F, float>;        \
   k.unary_f64[static_cast<int>(UnaryOp::name)] = &unary_loop<F, double>;
@@ -206,6 +202,6 @@ const VecKernels& table() {
 
 }  // namespace SPORE_ISA
 
-const VecKernels& SPORE_TABLE_FN() { return SPORE_ISA::table(); }
+const VecKernels& SPORE_ISA_NAME(vec_kernels)() { return SPORE_ISA::table(); }
 
 }  // namespace spore::cpu
