@@ -124,6 +124,9 @@ def main():
                 if err:
                     shapes = ", ".join(f"{tuple(x.shape)} {str(x.dtype)[6:]}" for x in ins if x is not None)
                     failures.append(f"case {case['id']} {op}({shapes}) attrs={case['attrs']}: {err}")
+    if n == 0:
+        print("oracle: no cases in the manifest (did the driver build?)")
+        sys.exit(1)
     if failures:
         for fl in failures[:60]:
             print("DISAGREE", fl)

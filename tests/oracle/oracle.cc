@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "oracle.h"
 
+#include "core/primitive.h"
+#include "runtime/trace_hooks.h"
+
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -191,17 +194,42 @@ Tensor non_contiguous(const Tensor& t) {
 
 }  // namespace spore::oracle
 
+namespace {
+// Counts the primitives the cases exercise, through dispatch's tape hook: the table is checked
+// against the registry, so a primitive without oracle cases fails the run.
+std::vector<int64_t> g_prim_calls;
+void count_call(const spore::Primitive& p, const void*, std::span<const spore::Tensor>, std::span<const spore::Tensor>) {
+  if (g_prim_calls.size() <= p.id) g_prim_calls.resize(p.id + 1, 0);
+  ++g_prim_calls[p.id];
+}
+}  // namespace
+
 int main(int argc, char** argv) {
   if (argc < 2) {
     std::fprintf(stderr, "usage: spore_oracle_cases OUT_DIR [FAMILY...]\n");
     return 2;
   }
   spore::oracle::Writer w(argv[1]);
+  spore::runtime::TraceHooks hooks;
+  hooks.record = &count_call;
+  spore::runtime::set_trace_hooks(hooks);
+  spore::runtime::tls_open_traces = 1;
   for (auto& [name, fn] : spore::oracle::families()) {
     bool want = argc == 2;
     for (int i = 2; i < argc; ++i) want = want || name == argv[i];
     if (want) fn(w);
   }
+  spore::runtime::tls_open_traces = 0;
   std::printf("oracle driver: %d cases written to %s\n", w.cases(), argv[1]);
+  if (argc == 2) {  // the full run must exercise every registered primitive
+    int missing = 0;
+    for (const spore::Primitive* p : spore::all_primitives()) {
+      if (p->id < g_prim_calls.size() && g_prim_calls[p->id] > 0) continue;
+      std::printf("oracle: primitive '%s' is not exercised by any oracle case\n", p->name.c_str());
+      ++missing;
+    }
+    if (missing) return 1;
+    std::printf("oracle driver: all %zu registered primitives exercised\n", spore::all_primitives().size());
+  }
   return 0;
 }
