@@ -1,0 +1,139 @@
+// SPDX-License-Identifier: Apache-2.0
+// oneDNN kernel for the matmul primitive (float32, bfloat16). The input strides go to oneDNN
+// as they are, so transposed or strided operands need no copy; batch broadcasting uses
+// oneDNN's size-1 batch dims. The dnnl::matmul is created once per call signature and stride
+// pattern and kept in the prepared kernel: no primitive creation on the per-call path.
+#include <algorithm>
+#include <optional>
+#include <unordered_map>
+
+#include "backends/cpu/onednn_common.h"
+#include "prims/matmul.h"
+
+namespace spore::cpu::onednn {
+namespace {
+
+using prims::MatmulAttrs;
+using prims::MatmulGeometry;
+
+// Dims/strides of one operand as oneDNN wants them: D dims, broadcast batch dims (stride 0)
+// as size 1, size-1 dims given a harmless stride (oneDNN checks strides even where unused).
+dnnl::memory::desc operand_desc(const Shape& batch, const Strides& bstrides, int64_t r, int64_t c, int64_t rs,
+                                int64_t cs, DType t) {
+  std::vector<int64_t> dims, strides;
+  for (size_t i = 0; i < batch.size(); ++i) {
+    dims.push_back(bstrides[i] == 0 ? 1 : batch[i]);
+    strides.push_back(bstrides[i]);
+  }
+  dims.push_back(r), dims.push_back(c);
+  strides.push_back(rs), strides.push_back(cs);
+  int64_t extent = 1;
+  for (size_t i = 0; i < dims.size(); ++i) extent = std::max(extent, dims[i] * std::max<int64_t>(strides[i], 1));
+  for (size_t i = 0; i < dims.size(); ++i)
+    if (dims[i] == 1) strides[i] = extent;
+  return strided_desc(dims, strides, t);
+}
+
+class MatmulKernel final : public PreparedKernel {
+ public:
+  explicit MatmulKernel(const MatmulAttrs& a) : attrs_(a) {}
+
+  // The dispatch cache keys on shapes, not strides: one primitive per stride pattern seen,
+  // the contiguous one created by prepare.
+  const auto& entry(std::span<const Buffer> in, const Buffer& c) const {
+    for (Entry& x : cache_)
+      if (same_strides(x.key, in)) return x;
+    std::vector<int64_t> key;
+    for (const Buffer& b : in) key.insert(key.end(), b.strides, b.strides + b.ndim);
+    return create(std::move(key), in, c);
+  }
+
+  void run(std::span<const Buffer> in, std::span<const Buffer> out, const KernelContext&) const override {
+    const Buffer& c = out[0];
+    if (c.numel() == 0) return;
+    const Entry* e = &entry(in, c);
+    if (!e->prim) return prims::matmul_reference(attrs_, in, out);
+    std::unordered_map<int, dnnl::memory> args = {{DNNL_ARG_SRC, wrap(e->src, in[0].data)},
+                                                  {DNNL_ARG_WEIGHTS, wrap(e->wei, in[1].data)},
+                                                  {DNNL_ARG_DST, wrap(e->dst, c.data)}};
+    if (e->native_bias) args.emplace(DNNL_ARG_BIAS, wrap(e->bias, in[2].data));
+    else if (e->post_bias) args.emplace(DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1, wrap(e->bias, in[2].data));
+    e->prim->execute(stream(), args);
+    stream().wait();
+  }
+
+ private:
+  struct Entry {
+    std::vector<int64_t> key;
+    std::optional<dnnl::matmul> prim;  // empty: oneDNN refused, use the reference kernel
+    dnnl::memory::desc src, wei, dst, bias;
+    bool native_bias = false, post_bias = false;
+  };
+
+  Entry& create(std::vector<int64_t> key, std::span<const Buffer> in, const Buffer& c) const {
+    Entry e;
+    e.key = std::move(key);
+    MatmulGeometry g = prims::matmul_geometry(attrs_, in, c);
+    DType t = in[0].dtype;
+    const bool use_bias = g.has_bias && attrs_.beta != 0;
+    if (g.K > 0) {
+      try {
+        e.src = operand_desc(g.batch, g.a_batch, g.M, g.K, g.a_m, g.a_k, t);
+        e.wei = operand_desc(g.batch, g.b_batch, g.K, g.N, g.b_k, g.b_n, t);
+        e.dst = plain_desc(dims_of(c), t);
+        dnnl::primitive_attr pa;
+        dnnl::post_ops po;
+        if (use_bias) e.bias = operand_desc(g.batch, g.bias_batch, g.bias_m ? g.M : 1, g.bias_n ? g.N : 1,
+                                            g.bias_m, g.bias_n, t);
+        if (use_bias && attrs_.alpha == 1 && attrs_.beta == 1) {
+          e.native_bias = true;
+        } else {
+          // dst = beta * ((alpha / beta) * ab + bias): output scale, binary add, linear.
+          float scale = static_cast<float>(use_bias ? attrs_.alpha / attrs_.beta : attrs_.alpha);
+          if (scale != 1.0f) pa.set_output_scales(0, {scale});
+          if (use_bias) {
+            e.post_bias = true;
+            po.append_binary(dnnl::algorithm::binary_add, e.bias);
+            if (attrs_.beta != 1) po.append_eltwise(1.0f, dnnl::algorithm::eltwise_linear, float(attrs_.beta), 0.f);
+          }
+          pa.set_post_ops(po);
+        }
+        auto d = e.native_bias ? dnnl::matmul::desc(e.src, e.wei, e.bias, e.dst) : dnnl::matmul::desc(e.src, e.wei, e.dst);
+        e.prim.emplace(dnnl::matmul::primitive_desc(d, pa, engine()));
+      } catch (const dnnl::error&) {
+        e.prim.reset();  // e.g. two operands broadcast over one batch dim: reference kernel
+      }
+    }
+    cache_.push_back(std::move(e));
+    return cache_.back();
+  }
+
+  MatmulAttrs attrs_;
+  mutable std::vector<Entry> cache_;  // per thread (the dispatch cache is thread-local)
+};
+
+bool supports(const void*, std::span<const TensorType> in) {
+  DType t = in[0].dtype;
+  if (t != DType::Float32 && t != DType::BFloat16) return false;
+  for (auto& x : in)
+    if (x.dtype != t || x.shape.size() > DNNL_MAX_NDIMS) return false;
+  return true;
+}
+
+std::shared_ptr<PreparedKernel> prepare(const void* attrs, std::span<const TensorType> in,
+                                        std::span<const TensorType> out) {
+  auto k = std::make_shared<MatmulKernel>(*static_cast<const MatmulAttrs*>(attrs));
+  ContiguousBuffers ib(in), ob(out);
+  if (ob.buffers[0].numel() > 0) k->entry(ib.buffers, ob.buffers[0]);
+  return k;
+}
+
+[[maybe_unused]] const bool registered = [] {
+  prims::matmul_primitive();  // make sure it is registered before we add to it
+  find_primitive("matmul")->add_kernel(
+      {.device = DeviceType::CPU, .name = "onednn", .priority = 10, .supports = supports, .prepare = prepare});
+  return true;
+}();
+
+}  // namespace
+}  // namespace spore::cpu::onednn
