@@ -1,0 +1,195 @@
+// SPDX-License-Identifier: Apache-2.0
+// nn ops: error messages, in-place running statistics, thread-count independence and the
+// large-tensor paths the oracle does not reach (numerics are checked by tests/oracle).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+
+#include <spore/spore.h>
+
+#include "prims/batch_norm.h"
+#include "prims/group_norm.h"
+#include "prims/layer_norm.h"
+#include "prims/rms_norm.h"
+#include "prims/softmax.h"
+#include "runtime/dispatch.h"
+
+namespace spore {
+namespace {
+
+using namespace ops;
+
+// Expects `f` to throw spore::Error whose message contains `text`.
+template <class F>
+void expect_error(F&& f, const std::string& text) {
+  try {
+    f();
+    FAIL() << "no error; expected: " << text;
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find(text), std::string::npos) << e.what();
+  }
+}
+
+Tensor ramp(const Shape& s, double scale = 0.01) {
+  int64_t n = 1;
+  for (Dim d : s) n *= d;
+  return (ops::sin(arange(0, n, 1).to(DType::Float32) * 0.37) * (scale * 100)).reshape(s);
+}
+
+TEST(NnErrors, LayerNormShapeMismatchNamesShapes) {
+  expect_error([] { layer_norm(zeros({2, 4}), {5}); },
+               "[layer_norm] normalized_shape (5,) does not match the trailing dims of input shape (2, 4)");
+  expect_error([] { layer_norm(zeros({2, 4}), {4}, ones({3})); }, "[layer_norm] weight has shape (3,)");
+  expect_error([] { rms_norm(zeros({2, 4}), {2, 5}); }, "[rms_norm] normalized_shape (2, 5) does not match");
+}
+
+TEST(NnErrors, EmbeddingIndexOutOfRange) {
+  expect_error([] { embedding(zeros({10, 3}), tensor({1, 10})); },
+               "[embedding] index 10 at flat position 1 is out of range for a table of 10 rows");
+  expect_error([] { embedding(zeros({10, 3}), tensor({-1})); }, "[embedding] index -1");
+  expect_error([] { embedding(zeros({10}), tensor({1})); }, "[embedding] weight must be 2-D");
+  expect_error([] { embedding(zeros({10, 3}), tensor({1.f})); }, "[embedding] indices must be an integer tensor");
+}
+
+TEST(NnErrors, LossTargets) {
+  expect_error([] { nll_loss(zeros({4, 5}), zeros({3}, {DType::Int64})); },
+               "[nll_loss] target shape (3,) does not match input shape (4, 5): expected (4,)");
+  expect_error([] { nll_loss(zeros({2, 5}), tensor({1, 7})); },
+               "[nll_loss] target 7 at flat position 1 is out of range for 5 classes");
+  expect_error([] { cross_entropy(zeros({2, 5}), tensor({1, 2}), ones({4})); },
+               "[cross_entropy] weight has shape (4,) but input shape (2, 5) has 5 classes");
+  expect_error([] { cross_entropy(zeros({2, 5}), zeros({2, 4})); },
+               "[cross_entropy] class-probability target shape (2, 4) does not match logits shape (2, 5)");
+  expect_error([] { cross_entropy(zeros({2, 5}), zeros({2, 5}), {}, 3); }, "ignore_index (3) is not supported");
+  expect_error([] { cross_entropy(zeros({2, 5}), tensor({1, 2}), {}, -100, Reduction::Mean, 1.5); },
+               "label_smoothing must be in [0, 1]");
+}
+
+TEST(NnErrors, NormsAndOthers) {
+  expect_error([] { softmax(arange(4)); }, "[softmax] needs a floating input, got int64");
+  expect_error([] { softmax(zeros({2, 3}), 2); }, "softmax");
+  expect_error([] { group_norm(zeros({2, 6, 3}), 4); }, "[group_norm] 6 channels (input shape (2, 6, 3)) cannot be split into 4 groups");
+  expect_error([] { batch_norm(zeros({2, 3}), {}, {}, {}, {}, false); }, "[batch_norm] inference (training=false) needs running_mean");
+  expect_error([] { batch_norm(zeros({1, 3}), {}, {}, {}, {}, true); }, "training needs more than 1 value per channel");
+  expect_error([] { batch_norm(zeros({2, 3}), {}, {}, zeros({4}), ones({4}), true); },
+               "[batch_norm] running statistics have shape (4,) but input shape (2, 3) needs (3,)");
+  expect_error([] { interpolate(zeros({1, 1, 2, 2}), {4, 4}, InterpolateMode::Nearest, true); },
+               "align_corners applies only to bilinear");
+  expect_error([] { interpolate(zeros({1, 2, 2}), {4, 4}); }, "[interpolate] needs an input (N, C, H, W), got shape (1, 2, 2)");
+  expect_error([] { scaled_dot_product_attention(zeros({2, 4}), zeros({3, 5}), zeros({3, 2})); },
+               "differ in the last (embedding) dim");
+}
+
+TEST(NnBatchNorm, UpdatesRunningStatsInPlace) {
+  Tensor x = ramp({4, 3, 5});
+  // A strided running mean (every other element of a buffer) must be written through its view.
+  Tensor buf = zeros({6});
+  Tensor rm = buf.slice(0, 0, 6, 2), rv = ones({3});
+  const uint64_t vm = rm.version(), vv = rv.version();
+  Tensor y = batch_norm(x, {}, {}, rm, rv, true, 0.25);
+  EXPECT_GT(rm.version(), vm);
+  EXPECT_GT(rv.version(), vv);
+  // Channel 0 statistics by hand.
+  std::vector<float> xv = x.to_vector<float>();
+  double s = 0, ss = 0;
+  for (int n = 0; n < 4; ++n)
+    for (int i = 0; i < 5; ++i) s += xv[n * 15 + i];
+  const double mean = s / 20;
+  for (int n = 0; n < 4; ++n)
+    for (int i = 0; i < 5; ++i) ss += (xv[n * 15 + i] - mean) * (xv[n * 15 + i] - mean);
+  EXPECT_NEAR(buf.to_vector<float>()[0], 0.25 * mean, 1e-6);
+  EXPECT_EQ(buf.to_vector<float>()[1], 0.0f);  // the gap between strided elements is untouched
+  EXPECT_NEAR(rv.to_vector<float>()[0], 0.75 + 0.25 * ss / 19, 1e-5);
+  EXPECT_NEAR(y.to_vector<float>()[0], (xv[0] - mean) / std::sqrt(ss / 20 + 1e-5), 1e-5);
+  // Inference leaves the running statistics alone.
+  const uint64_t v2 = rm.version();
+  batch_norm(x, {}, {}, rm, rv, false);
+  EXPECT_EQ(rm.version(), v2);
+}
+
+TEST(NnNumerics, ResultsDoNotDependOnThreads) {
+  const int saved = num_threads();
+  Tensor x = ramp({300, 257});
+  Tensor logits = ramp({4000, 7});
+  Tensor target = (arange(0, 4000, 1) * 3).to(DType::Int64);
+  target = target - (target.to(DType::Float64) / 7).to(DType::Int64) * 7;
+  std::vector<std::vector<float>> r;
+  for (int t : {1, 2}) {
+    set_num_threads(t);
+    std::vector<float> v = softmax(x, 0).to_vector<float>();
+    for (float f : layer_norm(x, {257}).to_vector<float>()) v.push_back(f);
+    for (float f : group_norm(x.reshape({20, 15, 257}), 5).to_vector<float>()) v.push_back(f);
+    for (float f : batch_norm(x.reshape({20, 15, 257}), {}, {}, {}, {}, true).to_vector<float>()) v.push_back(f);
+    v.push_back(cross_entropy(logits, target).item<float>());
+    r.push_back(v);
+  }
+  set_num_threads(saved);
+  EXPECT_EQ(r[0], r[1]);
+}
+
+TEST(NnNumerics, LargeSoftmaxStreamingPath) {
+  // 4096 x 1000 float32 is above the non-temporal store threshold; rows have odd alignment.
+  Tensor x = ramp({4096, 1001}).slice(1, 1, 1001);
+  Tensor y = softmax(x.contiguous(), -1);
+  Tensor ref = softmax(x.to(DType::Float64), -1);
+  std::vector<float> yv = y.to_vector<float>();
+  std::vector<double> rv = ref.to_vector<double>();
+  double worst = 0;
+  for (size_t i = 0; i < yv.size(); ++i) worst = std::max(worst, std::abs(yv[i] - rv[i]) / (rv[i] + 1e-30));
+  EXPECT_LT(worst, 1e-5);
+  Tensor ly = log_softmax(x.contiguous(), -1);
+  EXPECT_NEAR(ly.to_vector<float>()[5], std::log(rv[5]), 1e-5);
+}
+
+TEST(NnNumerics, RmsNormDefaultEpsIsMachineEpsilon) {
+  Tensor x = ramp({3, 8}, 1e-5);  // tiny values make eps visible
+  EXPECT_EQ(rms_norm(x, {8}).to_vector<float>(),
+            rms_norm(x, {8}, {}, std::numeric_limits<float>::epsilon()).to_vector<float>());
+  EXPECT_NE(rms_norm(x, {8}).to_vector<float>(), rms_norm(x, {8}, {}, 1e-6).to_vector<float>());
+}
+
+TEST(NnAttention, CausalFirstQueryAttendsOnlyToFirstKey) {
+  Tensor q = ramp({1, 4, 8}), k = ramp({1, 6, 8}, 0.02), v = ramp({1, 6, 3}, 0.05);
+  Tensor y = scaled_dot_product_attention(q, k, v, {}, true);
+  EXPECT_EQ(y.shape(), (Shape{1, 4, 3}));
+  std::vector<float> yv = y.to_vector<float>(), vv = v.to_vector<float>();
+  for (int j = 0; j < 3; ++j) EXPECT_NEAR(yv[j], vv[j], 1e-6);
+}
+
+// The decompositions (public-op forms of the fused primitives) agree with the kernels.
+
+template <class A>
+void check_decomposition(const Primitive& p, const A& a, const std::vector<Tensor>& in) {
+  SCOPED_TRACE(p.name);
+  ASSERT_NE(p.decomposition, nullptr);
+  auto o = runtime::dispatch(p, &a, in);
+  std::vector<Tensor> d;
+  p.decomposition(&a, in, d);
+  ASSERT_EQ(static_cast<int>(d.size()), o.n);
+  for (int i = 0; i < o.n; ++i) {
+    EXPECT_EQ(d[i].shape(), o.t[i].shape()) << "output " << i;
+    EXPECT_EQ(d[i].dtype(), o.t[i].dtype()) << "output " << i;
+    std::vector<double> got = o.t[i].template to_vector<double>(), want = d[i].template to_vector<double>();
+    for (size_t j = 0; j < got.size(); ++j) EXPECT_NEAR(got[j], want[j], 1e-4 * (1 + std::abs(want[j]))) << i << "," << j;
+  }
+}
+
+TEST(NnDecomposition, MatchesKernels) {
+  Tensor x = ramp({3, 4, 5});
+  check_decomposition(prims::softmax_primitive(), prims::SoftmaxAttrs{1}, {x});
+  check_decomposition(prims::log_softmax_primitive(), prims::SoftmaxAttrs{2}, {x});
+  check_decomposition(prims::layer_norm_primitive(), prims::LayerNormAttrs{1, 1e-5, true, true},
+                      {x, ramp({4, 5}, 0.02), ramp({4, 5}, 0.03)});
+  check_decomposition(prims::rms_norm_primitive(), prims::RmsNormAttrs{2, 1e-6, true}, {x, ramp({5}, 0.02)});
+  check_decomposition(prims::group_norm_primitive(), prims::GroupNormAttrs{2, 1e-5, true, false}, {x, ramp({4}, 0.02)});
+  check_decomposition(prims::batch_norm_primitive(), prims::BatchNormAttrs{true, 1e-5, false, true, false},
+                      {x, ramp({4}, 0.02)});
+  check_decomposition(prims::batch_norm_primitive(), prims::BatchNormAttrs{false, 1e-5, false, false, true},
+                      {x, ramp({4}, 0.02), ones({4}) * 1.5});
+  check_decomposition(prims::layer_norm_primitive(), prims::LayerNormAttrs{2, 1e-5, false, false},
+                      {x.to(DType::BFloat16)});
+}
+
+}  // namespace
+}  // namespace spore
