@@ -73,6 +73,18 @@ def compare(case, got, want, idx):
         return f"output {idx}: shape {tuple(got.shape)} but torch gives {tuple(want.shape)}"
     if case["shape_only"]:
         return None
+    if case["attrs"].get("_sorted"):
+        # Random permutations: the same multiset as torch's.
+        got, want = got.flatten().sort().values, want.flatten().sort().values
+    elif "_stat_atol" in case["attrs"]:
+        # Random samples: the values cannot match torch's generator, the distribution must.
+        tol = case["attrs"]["_stat_atol"]
+        g, w = got.double(), want.double()
+        for what, a, b in (("mean", g.mean(), w.mean()), ("std", g.std(), w.std()),
+                           ("min", g.min(), w.min()), ("max", g.max(), w.max())):
+            if abs(float(a) - float(b)) > tol * (1 + abs(float(b))):
+                return f"output {idx}: sample {what} {float(a):.5g} but torch's sample gives {float(b):.5g} (tol {tol})"
+        return None
     name = str(want.dtype).replace("torch.", "")
     if name in TOL:
         rtol, atol = TOL[name]
