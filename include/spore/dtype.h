@@ -42,8 +42,57 @@ struct BFloat16 {
   }
 };
 
-float half_to_float(uint16_t h);
-uint16_t float_to_half(float f);
+// IEEE half conversions (inline: they sit in every 16-bit kernel loop) with round-to-nearest-even, subnormals, Inf and NaN.
+inline float half_to_float(uint16_t h) {
+  uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
+  uint32_t exp = (h >> 10) & 0x1fu;
+  uint32_t man = h & 0x3ffu;
+  uint32_t bits;
+  if (exp == 0) {
+    if (man == 0) {
+      bits = sign;
+    } else {  // subnormal: normalize
+      int e = -1;
+      do {
+        ++e;
+        man <<= 1;
+      } while ((man & 0x400u) == 0);
+      bits = sign | (static_cast<uint32_t>(127 - 15 - e) << 23) | ((man & 0x3ffu) << 13);
+    }
+  } else if (exp == 0x1f) {
+    bits = sign | 0x7f800000u | (man << 13);
+  } else {
+    bits = sign | ((exp + 127 - 15) << 23) | (man << 13);
+  }
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+
+inline uint16_t float_to_half(float f) {
+  uint32_t x;
+  std::memcpy(&x, &f, 4);
+  uint32_t sign = (x >> 16) & 0x8000u;
+  uint32_t absx = x & 0x7fffffffu;
+  if (absx > 0x7f800000u) return static_cast<uint16_t>(sign | 0x7e00u);  // NaN
+  if (absx >= 0x477ff000u) return static_cast<uint16_t>(sign | 0x7c00u);  // overflow -> Inf
+  if (absx < 0x38800000u) {  // subnormal or zero in half
+    if (absx < 0x33000000u) return static_cast<uint16_t>(sign);
+    uint32_t e = absx >> 23;
+    uint32_t m = (absx & 0x7fffffu) | 0x800000u;
+    uint32_t shift = 126 - e;  // half subnormal mantissa = m * 2^(e - 150 + 24)
+    uint32_t rem = m & ((1u << shift) - 1);
+    uint32_t halfway = 1u << (shift - 1);
+    uint32_t res = m >> shift;
+    if (rem > halfway || (rem == halfway && (res & 1u))) ++res;
+    return static_cast<uint16_t>(sign | res);
+  }
+  uint32_t res = ((absx - 0x38000000u) >> 13);
+  uint32_t rem = absx & 0x1fffu;
+  if (rem > 0x1000u || (rem == 0x1000u && (res & 1u))) ++res;
+  return static_cast<uint16_t>(sign | res);
+}
+
 inline Half::Half(float f) : bits(float_to_half(f)) {}
 inline Half::operator float() const { return half_to_float(bits); }
 

@@ -9,7 +9,8 @@ std::optional<Strides> view_strides(const Shape& old_shape, const Strides& old_s
   Strides out(shape.size(), 0);
   int64_t numel = 1;
   for (Dim d : old_shape) numel *= d;
-  if (numel == 0) return contiguous_strides(shape);
+  // Empty and one-element tensors (0-d included) view as anything of the same size.
+  if (numel <= 1) return contiguous_strides(shape);
   // Walk chunks of old dims that are contiguous with each other; each chunk must map onto a run
   // of new dims with the same element count.
   int64_t view_d = static_cast<int64_t>(shape.size()) - 1;

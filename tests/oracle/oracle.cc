@@ -74,7 +74,7 @@ Writer::~Writer() {
 }
 
 std::string Writer::write_tensor(const Tensor& t) {
-  std::string name = "t" + std::to_string(files_++) + ".npy";
+  std::string name = detail::cat("t", files_++, ".npy");  // (operator+ here trips GCC 12's false -Wrestrict)
   FILE* f = std::fopen((dir_ + "/" + name).c_str(), "wb");
   SPORE_CHECK(f != nullptr, "[oracle] cannot write ", name);
   std::ostringstream hdr;

@@ -20,13 +20,15 @@ enum class Isa : uint8_t { Base, Avx2, Avx512 };
 Isa cpu_isa();
 const char* isa_name(Isa isa);
 
-/// Picks the table for the current CPU: `select_isa(t_base(), t_avx2(), t_avx512())`.
+/// Picks the table for the current CPU: `select_isa(&t_base, &t_avx2, &t_avx512)`. Takes the
+/// functions, not their results: only the chosen one may run (building an AVX-512 table on a
+/// CPU without AVX-512 would fault).
 template <class T>
-const T& select_isa(const T& base, const T& avx2, const T& avx512) {
+const T& select_isa(const T& (*base)(), const T& (*avx2)(), const T& (*avx512)()) {
   switch (cpu_isa()) {
-    case Isa::Avx512: return avx512;
-    case Isa::Avx2: return avx2;
-    default: return base;
+    case Isa::Avx512: return avx512();
+    case Isa::Avx2: return avx2();
+    default: return base();
   }
 }
 

@@ -11,7 +11,7 @@ const NormKernels& norm_kernels_avx2();
 const NormKernels& norm_kernels_avx512();
 
 const NormKernels& norm_kernels() {
-  static const NormKernels& k = select_isa(norm_kernels_base(), norm_kernels_avx2(), norm_kernels_avx512());
+  static const NormKernels& k = select_isa(&norm_kernels_base, &norm_kernels_avx2, &norm_kernels_avx512);
   return k;
 }
 

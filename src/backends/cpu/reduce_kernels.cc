@@ -11,16 +11,7 @@ const ReduceKernels& reduce_kernels_avx2();
 const ReduceKernels& reduce_kernels_avx512();
 
 const ReduceKernels& reduce_kernels() {
-  // Only the chosen table is built: building the AVX-512 one runs code compiled with AVX-512
-  // flags (the compiler may use zmm stores to fill it), which faults on a CPU without it.
-  // (select_isa(a(), b(), c()) would evaluate all three.)
-  static const ReduceKernels& k = []() -> const ReduceKernels& {
-    switch (cpu_isa()) {
-      case Isa::Avx512: return reduce_kernels_avx512();
-      case Isa::Avx2: return reduce_kernels_avx2();
-      default: return reduce_kernels_base();
-    }
-  }();
+  static const ReduceKernels& k = select_isa(&reduce_kernels_base, &reduce_kernels_avx2, &reduce_kernels_avx512);
   return k;
 }
 

@@ -38,7 +38,7 @@ const VecKernels& vec_kernels_avx2();
 const VecKernels& vec_kernels_avx512();
 
 const VecKernels& vec_kernels() {
-  static const VecKernels& k = select_isa(vec_kernels_base(), vec_kernels_avx2(), vec_kernels_avx512());
+  static const VecKernels& k = select_isa(&vec_kernels_base, &vec_kernels_avx2, &vec_kernels_avx512);
   return k;
 }
 
