@@ -23,7 +23,7 @@ test: build
 	$(MAKE) asan
 
 asan: deps
-	cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSPORE_SANITIZE=ON -DSPORE_BUILD_BENCH=OFF -DSPORE_WERROR=ON
+	cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_FLAGS_RELEASE="-O1 -g1" -DSPORE_SANITIZE=ON -DSPORE_BUILD_BENCH=OFF -DSPORE_WERROR=ON
 	ninja -C build-asan -j $(JOBS) spore_tests
 	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 build-asan/bin/spore_tests --gtest_brief=1
 

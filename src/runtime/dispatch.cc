@@ -7,6 +7,7 @@
 
 #include "runtime/allocator.h"
 #include "runtime/trace_hooks.h"
+#include "spore/threading.h"
 
 namespace spore::runtime {
 namespace {
@@ -17,6 +18,7 @@ TraceHooks g_hooks;
 // types (shapes included): prepare runs once per distinct call signature.
 struct PreparedKey {
   const Primitive* prim;
+  int threads;  // library primitives (oneDNN) fix their thread count when created
   const KernelDef* kernel;
   std::shared_ptr<const void> attrs;
   std::vector<TensorType> in;
@@ -47,16 +49,17 @@ bool same_types(std::span<const TensorType> a, std::span<const TensorType> b) {
 const PreparedKernel& prepared_kernel(const Primitive& p, const KernelDef& k, const void* attrs,
                                       std::span<const TensorType> in, std::span<const TensorType> out) {
   thread_local std::unordered_multimap<size_t, PreparedEntry> cache;
-  size_t h = p.attrs.hash(attrs) * 31 + hash_types(in) + reinterpret_cast<size_t>(&k);
+  const int threads = num_threads();
+  size_t h = p.attrs.hash(attrs) * 31 + hash_types(in) + reinterpret_cast<size_t>(&k) + static_cast<size_t>(threads) * 1000003u;
   auto range = cache.equal_range(h);
   for (auto it = range.first; it != range.second; ++it) {
     auto& key = it->second.key;
-    if (key.prim == &p && key.kernel == &k && p.attrs.equal(key.attrs.get(), attrs) && same_types(key.in, in))
+    if (key.prim == &p && key.kernel == &k && key.threads == threads && p.attrs.equal(key.attrs.get(), attrs) && same_types(key.in, in))
       return *it->second.kernel;
   }
   auto prepared = k.prepare(attrs, in, out);
   SPORE_ASSERT(prepared != nullptr, "kernel ", k.name, " of ", p.name, " failed to prepare");
-  auto it = cache.emplace(h, PreparedEntry{{&p, &k, p.attrs.clone(attrs), {in.begin(), in.end()}}, std::move(prepared)});
+  auto it = cache.emplace(h, PreparedEntry{{&p, threads, &k, p.attrs.clone(attrs), {in.begin(), in.end()}}, std::move(prepared)});
   return *it->second.kernel;
 }
 
