@@ -28,7 +28,7 @@ inline std::vector<int64_t> identity_table(int64_t n, int64_t stride) {
   return t;
 }
 
-namespace detail {
+namespace move_detail {
 template <class W>
 inline void move_row(const char* src, char* dst, const int64_t* tab, int64_t n, int64_t dst_stride,
                      const char* fill) {
@@ -43,7 +43,7 @@ inline void move_row(const char* src, char* dst, const int64_t* tab, int64_t n, 
     d[j * dst_stride] = v;
   }
 }
-}  // namespace detail
+}  // namespace move_detail
 
 /// dst[o] = src[sum_d tab[d][o_d]] over the block `shape` (dst strides in elements, any).
 /// `fill` points to one element (esz bytes) used where a table says kFillOffset; it may be null
@@ -91,13 +91,20 @@ inline void table_copy(const void* src, void* dst, const int64_t* dst_strides, c
         continue;
       }
       switch (esz) {
-        case 1: detail::move_row<uint8_t>(srow, drow, last, inner, ds_last, fillp); break;
-        case 2: detail::move_row<uint16_t>(srow, drow, last, inner, ds_last, fillp); break;
-        case 4: detail::move_row<uint32_t>(srow, drow, last, inner, ds_last, fillp); break;
-        default: detail::move_row<uint64_t>(srow, drow, last, inner, ds_last, fillp); break;
+        case 1: move_detail::move_row<uint8_t>(srow, drow, last, inner, ds_last, fillp); break;
+        case 2: move_detail::move_row<uint16_t>(srow, drow, last, inner, ds_last, fillp); break;
+        case 4: move_detail::move_row<uint32_t>(srow, drow, last, inner, ds_last, fillp); break;
+        default: move_detail::move_row<uint64_t>(srow, drow, last, inner, ds_last, fillp); break;
       }
     }
   });
+}
+
+/// Cost of a pure data movement: each output element read once and written once.
+inline Cost move_cost(std::span<const TensorType> out) {
+  double n = 1;
+  for (Dim d : out[0].shape) n *= d < 0 ? 1 : d;
+  return Cost{0, 2 * n * static_cast<double>(dtype_size(out[0].dtype))};
 }
 
 /// Identity tables for a buffer's own geometry (a plain strided copy).
