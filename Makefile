@@ -19,13 +19,17 @@ build: deps $(BUILD)/build.ninja
 
 # Unit tests, the PyTorch oracle, then the unit tests again under ASan + UBSan.
 test: build
-	ctest --test-dir $(BUILD) --output-on-failure
+	$(BUILD)/bin/spore_tests --gtest_brief=1
+	tests/oracle/run.sh $(BUILD)/bin/spore_oracle_cases $(BUILD)/oracle
 	$(MAKE) asan
 
 asan: deps
 	cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_FLAGS_RELEASE="-O1 -g1" -DSPORE_SANITIZE=ON -DSPORE_BUILD_BENCH=OFF -DSPORE_WERROR=ON
-	ninja -C build-asan -j $(JOBS) spore_tests
+	ninja -C build-asan -j $(JOBS) spore_tests spore_oracle_cases
 	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 build-asan/bin/spore_tests --gtest_brief=1
+	# Every oracle case's kernels once more under the sanitizers (values are checked in `ctest`).
+	rm -rf build-asan/oracle && mkdir -p build-asan/oracle
+	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 build-asan/bin/spore_oracle_cases build-asan/oracle
 
 bench: build
 	./bench/run.sh $(BUILD)
