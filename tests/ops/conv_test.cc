@@ -3,6 +3,8 @@
 // oneDNN kernels agreeing with the reference kernels on float32.
 #include <gtest/gtest.h>
 
+#include "error_matchers.h"
+
 #include <spore/spore.h>
 
 #include "prims/conv.h"
@@ -17,15 +19,6 @@ Tensor wave(const Shape& s, double f = 0.37) {
   return ops::sin(x * f).to(DType::Float32);
 }
 
-template <class F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "no error";
-}
 
 Buffer buf(const Tensor& t) {
   return {t.data_ptr(), t.dtype(), static_cast<int>(t.dim()), t.shape().data(), t.strides().data()};

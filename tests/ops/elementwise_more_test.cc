@@ -3,6 +3,8 @@
 // PyTorch oracle (tests/oracle/cases_elementwise_more.cc) does not see.
 #include <gtest/gtest.h>
 
+#include "error_matchers.h"
+
 #include <cmath>
 #include <limits>
 
@@ -15,15 +17,6 @@ namespace {
 
 using namespace ops;
 
-template <class F>
-void expect_error(F&& f, const std::string& text) {
-  try {
-    f();
-    FAIL() << "no error; expected: " << text;
-  } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find(text), std::string::npos) << e.what();
-  }
-}
 
 TEST(ElementwiseMore, IntegerDivisionByZeroIsAnError) {
   expect_error([] { floor_divide(tensor({1, 2}), tensor({1, 0})); },

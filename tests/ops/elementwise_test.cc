@@ -3,6 +3,8 @@
 // weak literals, views sharing storage, IEEE edge cases.
 #include <gtest/gtest.h>
 
+#include "error_matchers.h"
+
 #include <cmath>
 
 #include <spore/spore.h>
@@ -11,16 +13,7 @@ namespace spore {
 namespace {
 using namespace ops;
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
 
-#define EXPECT_ERROR(stmt, text) EXPECT_NE(error_of([&] { (void)(stmt); }).find(text), std::string::npos) << error_of([&] { (void)(stmt); })
 
 TEST(Elementwise, ErrorsNameOpShapesAndFix) {
   EXPECT_ERROR(zeros({2, 3}) * zeros({3, 2}), "[mul] shapes (2, 3) and (3, 2) cannot broadcast: dimension 0 is 2 vs 3");

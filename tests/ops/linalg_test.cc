@@ -3,6 +3,8 @@
 // reference kernel, the transpose flags of the matmul primitive.
 #include <gtest/gtest.h>
 
+#include "error_matchers.h"
+
 #include <spore/spore.h>
 
 #include "prims/matmul.h"
@@ -17,15 +19,6 @@ Tensor randn(const Shape& s, DType dt = DType::Float32, double seed = 1) {
   return ops::sin(x * (0.37 + seed)).to(dt);
 }
 
-template <class F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "no error";
-}
 
 Buffer buf(const Tensor& t) {
   return {t.data_ptr(), t.dtype(), static_cast<int>(t.dim()), t.shape().data(), t.strides().data()};

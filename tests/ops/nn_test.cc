@@ -3,6 +3,8 @@
 // large-tensor paths the oracle does not reach (numerics are checked by tests/oracle).
 #include <gtest/gtest.h>
 
+#include "error_matchers.h"
+
 #include <cmath>
 #include <limits>
 
@@ -21,15 +23,6 @@ namespace {
 using namespace ops;
 
 // Expects `f` to throw spore::Error whose message contains `text`.
-template <class F>
-void expect_error(F&& f, const std::string& text) {
-  try {
-    f();
-    FAIL() << "no error; expected: " << text;
-  } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find(text), std::string::npos) << e.what();
-  }
-}
 
 Tensor ramp(const Shape& s, double scale = 0.01) {
   int64_t n = 1;

@@ -3,6 +3,8 @@
 // offsets, errors, and statistics with tolerances of about 5 standard errors for the sample size.
 #include <gtest/gtest.h>
 
+#include "error_matchers.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -256,15 +258,6 @@ TEST(RandomStats, Permutation) {
   EXPECT_EQ(permutation(5, {DType::Int32}).dtype(), DType::Int32);
 }
 
-template <class F>
-void expect_error(F&& f, const std::string& text) {
-  try {
-    f();
-    FAIL() << "no error; expected: " << text;
-  } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find(text), std::string::npos) << e.what();
-  }
-}
 
 TEST(RandomErrors, Messages) {
   expect_error([] { uniform({2}, 1, 0); }, "[uniform] needs finite low <= high, got low 1, high 0");

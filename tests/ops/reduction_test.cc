@@ -3,6 +3,8 @@
 // accumulation dtype and a few exact values.
 #include <gtest/gtest.h>
 
+#include "error_matchers.h"
+
 #include <cmath>
 #include <cstring>
 #include <random>
@@ -25,15 +27,6 @@ Tensor random_f32(const Shape& shape, uint64_t seed, double offset = 0) {
   return from_vector(v, shape);
 }
 
-template <class F>
-void expect_error(F&& f, const std::string& text) {
-  try {
-    f();
-    ADD_FAILURE() << "expected an error containing: " << text;
-  } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find(text), std::string::npos) << "message: " << e.what();
-  }
-}
 
 bool bitwise_equal(const Tensor& a, const Tensor& b) {
   Tensor ca = a.contiguous(), cb = b.contiguous();

@@ -3,6 +3,8 @@
 // copies, determinism, parallel paths). Numerics live in tests/oracle/cases_shape.cc.
 #include <gtest/gtest.h>
 
+#include "error_matchers.h"
+
 #include <cmath>
 #include <string>
 
@@ -14,15 +16,6 @@ namespace {
 using namespace ops;
 
 /// Runs f, expecting spore::Error whose message contains `part`.
-template <class F>
-void expect_error(F&& f, const std::string& part) {
-  try {
-    f();
-    ADD_FAILURE() << "no error; expected one containing: " << part;
-  } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find(part), std::string::npos) << "message: " << e.what();
-  }
-}
 
 TEST(ShapeErrors, ConcatAndStack) {
   expect_error([] { concat({zeros({2, 3}), zeros({4, 5})}, 0); },
