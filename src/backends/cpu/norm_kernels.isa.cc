@@ -9,6 +9,8 @@
 #include <vector>
 #include <xsimd/xsimd.hpp>
 
+#include "backends/cpu/simd_reduce.h"
+
 #include "backends/cpu/isa.h"
 #include "backends/cpu/norm_kernels.h"
 
@@ -20,20 +22,7 @@ using Arch = xsimd::default_arch;
 
 template <class T>
 T row_sum(const T* x, int64_t n) {
-  using B = xsimd::batch<T, Arch>;
-  constexpr int64_t W = B::size;
-  B a0(T(0)), a1(T(0)), a2(T(0)), a3(T(0));
-  int64_t i = 0;
-  for (; i + 4 * W <= n; i += 4 * W) {
-    a0 += B::load_unaligned(x + i);
-    a1 += B::load_unaligned(x + i + W);
-    a2 += B::load_unaligned(x + i + 2 * W);
-    a3 += B::load_unaligned(x + i + 3 * W);
-  }
-  for (; i + W <= n; i += W) a0 += B::load_unaligned(x + i);
-  T s = xsimd::hadd((a0 + a1) + (a2 + a3));
-  for (; i < n; ++i) s += x[i];
-  return s;
+  return simd::sum<Arch>(x, n);
 }
 
 template <class T>
@@ -111,15 +100,7 @@ inline void stream_store(T* y, const xsimd::batch<T, Arch>& v) {
 #endif
 }
 
-// Lane maximum; NaN lanes propagate (xsimd 8 has no max reducer).
-template <class T>
-T hmax(const xsimd::batch<T, Arch>& v) {
-  alignas(64) T lanes[xsimd::batch<T, Arch>::size];
-  v.store_aligned(lanes);
-  T m = lanes[0];
-  for (size_t i = 1; i < xsimd::batch<T, Arch>::size; ++i) m = (lanes[i] > m || lanes[i] != lanes[i]) ? lanes[i] : m;
-  return m;
-}
+using simd::hmax;
 
 template <class T>
 T row_max(const T* x, int64_t n) {

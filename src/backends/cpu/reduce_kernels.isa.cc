@@ -9,6 +9,7 @@
 #include <type_traits>
 
 #include "backends/cpu/isa.h"
+#include "backends/cpu/simd_reduce.h"
 #include "backends/cpu/reduce_kernels.h"
 
 namespace spore::cpu {
@@ -17,23 +18,9 @@ namespace {
 
 using Arch = xsimd::default_arch;
 
-// sum over i of f(x[i]) with f given on batches and on scalars.
 template <class T, class F>
 T map_sum(const T* x, int64_t n, F f) {
-  using B = xsimd::batch<T, Arch>;
-  constexpr int64_t W = B::size;
-  B a0(T(0)), a1(T(0)), a2(T(0)), a3(T(0));
-  int64_t i = 0;
-  for (; i + 4 * W <= n; i += 4 * W) {
-    a0 += f(B::load_unaligned(x + i));
-    a1 += f(B::load_unaligned(x + i + W));
-    a2 += f(B::load_unaligned(x + i + 2 * W));
-    a3 += f(B::load_unaligned(x + i + 3 * W));
-  }
-  for (; i + W <= n; i += W) a0 += f(B::load_unaligned(x + i));
-  T s = xsimd::hadd((a0 + a1) + (a2 + a3));
-  for (; i < n; ++i) s += f(x[i]);
-  return s;
+  return simd::map_sum<Arch>(x, n, f);
 }
 
 template <class T>

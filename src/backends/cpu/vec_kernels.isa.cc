@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "backends/cpu/isa.h"
+#include "backends/cpu/simd_reduce.h"
 #include "backends/cpu/vec_kernels.h"
 
 
@@ -14,15 +15,7 @@ namespace {
 
 using Arch = xsimd::default_arch;
 
-// Lane maximum (xsimd 8 has no reducer for it); NaN lanes propagate.
-template <class T>
-T hmax(const xsimd::batch<T, Arch>& v) {
-  alignas(64) T lanes[xsimd::batch<T, Arch>::size];
-  v.store_aligned(lanes);
-  T m = lanes[0];
-  for (size_t i = 1; i < xsimd::batch<T, Arch>::size; ++i) m = (lanes[i] > m || lanes[i] != lanes[i]) ? lanes[i] : m;
-  return m;
-}
+using simd::hmax;
 
 template <class Op, class T>
 void unary_loop(const T* x, T* y, int64_t n, const UnaryParams& p) {
@@ -57,24 +50,9 @@ void binary_scalar_loop(T s, const T* b, T* y, int64_t n, bool scalar_b) {
   }
 }
 
-// Fixed-order sum: 4 vector accumulators, then a fixed lane reduction. The order depends only
-// on n, never on threads.
 template <class T>
 T sum_loop(const T* x, int64_t n) {
-  using B = xsimd::batch<T, Arch>;
-  constexpr int64_t W = B::size;
-  B a0(T(0)), a1(T(0)), a2(T(0)), a3(T(0));
-  int64_t i = 0;
-  for (; i + 4 * W <= n; i += 4 * W) {
-    a0 += B::load_unaligned(x + i);
-    a1 += B::load_unaligned(x + i + W);
-    a2 += B::load_unaligned(x + i + 2 * W);
-    a3 += B::load_unaligned(x + i + 3 * W);
-  }
-  for (; i + W <= n; i += W) a0 += B::load_unaligned(x + i);
-  T s = xsimd::hadd((a0 + a1) + (a2 + a3));
-  for (; i < n; ++i) s += x[i];
-  return s;
+  return simd::sum<Arch>(x, n);
 }
 
 float max_loop(const float* x, int64_t n) {
