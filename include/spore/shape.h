@@ -7,17 +7,21 @@
 
 namespace spore {
 
-/// One dimension: a constant (>= 0) or a symbolic dimension (< 0), which names an entry of the
-/// process-wide symbol table: a symbol bound by a graph input or a data-dependent op, or a small
-/// expression of symbols. Eager tensors only ever hold constants; inference functions use the
-/// dim_* helpers below so the same code infers shapes over symbols under a trace.
+/// One dimension: a constant, or a symbolic dimension naming an entry of the process-wide symbol
+/// table (a symbol bound by a graph input or a data-dependent op, or a small expression of
+/// symbols). Symbols live far below any plain number (<= kSymbolBase), so a bad user size such
+/// as -1 or -3 is never mistaken for one. Eager tensors only ever hold constants; inference
+/// functions use the dim_* helpers below so the same code infers shapes over symbols.
 using Dim = int64_t;
+inline constexpr Dim kSymbolBase = -(int64_t{1} << 62);
 
 /// Shapes and strides (strides in elements) keep up to 6 entries inline.
 using Shape = SmallVec<Dim, 6>;
+/// The most dimensions a tensor may have (kernels keep per-dimension state on the stack).
+inline constexpr int kMaxRank = 16;
 using Strides = SmallVec<int64_t, 6>;
 
-inline bool is_symbolic(Dim d) { return d < 0; }
+inline bool is_symbolic(Dim d) { return d <= kSymbolBase; }
 /// A fresh symbol, printed with `name` ("batch", "s3", ...).
 Dim new_symbol(const std::string& name);
 Dim dim_add(Dim a, Dim b);

@@ -65,18 +65,18 @@ class Tensor {
                         const Strides& strides, int64_t offset, DType dtype);
 
   bool defined() const { return impl_ != nullptr; }
-  DType dtype() const { return impl_->dtype; }
-  const Shape& shape() const { return impl_->shape; }
-  const Strides& strides() const { return impl_->strides; }
-  int64_t offset() const { return impl_->offset; }
-  int64_t dim() const { return static_cast<int64_t>(impl_->shape.size()); }
+  DType dtype() const { return get().dtype; }
+  const Shape& shape() const { return get().shape; }
+  const Strides& strides() const { return get().strides; }
+  int64_t offset() const { return get().offset; }
+  int64_t dim() const { return static_cast<int64_t>(get().shape.size()); }
   /// Size of `axis` (negative counts from the end).
   int64_t size(int64_t axis) const;
   int64_t numel() const;
-  Device device() const { return impl_->storage->device(); }
+  Device device() const { return get().storage->device(); }
   bool is_contiguous() const;
-  bool weak() const { return impl_->weak; }
-  size_t itemsize() const { return dtype_size(impl_->dtype); }
+  bool weak() const { return get().weak; }
+  size_t itemsize() const { return dtype_size(get().dtype); }
 
   /// Pointer to the first element (offset applied).
   void* data_ptr() const;
@@ -114,14 +114,22 @@ class Tensor {
   /// NumPy/PyTorch style text: "tensor([[1., 2.],\n        [3., 4.]])", summarized when large.
   std::string str() const;
 
-  const std::shared_ptr<Storage>& storage() const { return impl_->storage; }
-  uint64_t version() const { return impl_->storage->version(); }
+  const std::shared_ptr<Storage>& storage() const { return get().storage; }
+  uint64_t version() const { return get().storage->version(); }
   TensorImpl* impl() const { return impl_.get(); }
   const std::shared_ptr<TensorImpl>& impl_ptr() const { return impl_; }
   /// True when both handles refer to the same tensor object.
   bool is_same(const Tensor& o) const { return impl_ == o.impl_; }
 
  private:
+  // Every accessor goes through here, so using a default-constructed Tensor is a clear error
+  // in any op, never a null dereference.
+  const TensorImpl& get() const {
+    if (impl_ == nullptr) [[unlikely]]
+      throw_undefined();
+    return *impl_;
+  }
+  [[noreturn]] static void throw_undefined();
   std::shared_ptr<TensorImpl> impl_;
 };
 

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// Symbolic dimensions: a process-wide table of symbols and small expressions. A Dim < 0 is
-// -(index + 1) into the table. Expressions are interned, so equal expressions compare equal.
+// Symbolic dimensions: a process-wide table of symbols and small expressions. A symbolic Dim is
+// kSymbolBase - index. Expressions are interned, so equal expressions compare equal; arithmetic
+// on two plain numbers always folds (whatever their sign), so it never produces a symbol.
 #include <map>
 #include <mutex>
 #include <sstream>
@@ -37,7 +38,7 @@ Dim make_expr(char op, Dim a, Dim b) {
   auto key = std::make_tuple(op, a, b);
   if (auto it = t.interned.find(key); it != t.interned.end()) return it->second;
   t.entries.push_back({op, a, b, {}});
-  Dim d = -static_cast<Dim>(t.entries.size());
+  Dim d = kSymbolBase - static_cast<Dim>(t.entries.size() - 1);
   t.interned.emplace(key, d);
   return d;
 }
@@ -48,23 +49,23 @@ Dim new_symbol(const std::string& name) {
   auto& t = table();
   std::lock_guard<std::mutex> lock(t.mu);
   t.entries.push_back({'s', 0, 0, name});
-  return -static_cast<Dim>(t.entries.size());
+  return kSymbolBase - static_cast<Dim>(t.entries.size() - 1);
 }
 
 Dim dim_add(Dim a, Dim b) {
-  if (a >= 0 && b >= 0) return a + b;
+  if (!is_symbolic(a) && !is_symbolic(b)) return a + b;
   if (a == 0) return b;
   if (b == 0) return a;
   return make_expr('+', a, b);
 }
 Dim dim_sub(Dim a, Dim b) {
-  if (a >= 0 && b >= 0) return a - b;
+  if (!is_symbolic(a) && !is_symbolic(b)) return a - b;
   if (b == 0) return a;
   if (a == b) return 0;
   return make_expr('-', a, b);
 }
 Dim dim_mul(Dim a, Dim b) {
-  if (a >= 0 && b >= 0) return a * b;
+  if (!is_symbolic(a) && !is_symbolic(b)) return a * b;
   if (a == 1) return b;
   if (b == 1) return a;
   if (a == 0 || b == 0) return 0;
@@ -72,20 +73,23 @@ Dim dim_mul(Dim a, Dim b) {
 }
 Dim dim_floordiv(Dim a, Dim b) {
   SPORE_CHECK(b != 0, "[shape] division of a dimension by zero");
-  if (a >= 0 && b >= 0) return a / b;
+  if (!is_symbolic(a) && !is_symbolic(b)) {
+    Dim q = a / b;
+    if (a % b != 0 && ((a < 0) != (b < 0))) --q;
+    return q;
+  }
   if (b == 1) return a;
   return make_expr('/', a, b);
 }
 
 std::string dim_str(Dim d) {
-  if (d >= 0) return std::to_string(d);
+  if (!is_symbolic(d)) return std::to_string(d);
   SymEntry e;
   {
     auto& t = table();
     std::lock_guard<std::mutex> lock(t.mu);
-    size_t i = static_cast<size_t>(-d - 1);
-    // A negative number that is no symbol is a bad user size (e.g. zeros({2, -3})): print it.
-    if (i >= t.entries.size()) return std::to_string(d);
+    size_t i = static_cast<size_t>(kSymbolBase - d);
+    SPORE_ASSERT(i < t.entries.size(), "unknown symbol ", d);
     e = t.entries[i];
   }
   if (e.op == 's') return e.name;

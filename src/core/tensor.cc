@@ -12,15 +12,27 @@ Storage::Storage(Device device, size_t nbytes) : nbytes_(nbytes), device_(device
 
 Storage::~Storage() { runtime::allocator_for(device_).deallocate(data_, nbytes_); }
 
+void Tensor::throw_undefined() {
+  throw Error("[tensor] this tensor is undefined (default-constructed or moved from); "
+              "create it with a factory such as zeros() or pass a defined tensor");
+}
+
 Tensor Tensor::empty(const Shape& shape, DType dtype, Device device) {
+  SPORE_CHECK(shape.size() <= static_cast<size_t>(kMaxRank), "[empty] rank ", shape.size(),
+              " is over the limit of ", kMaxRank, " dimensions; merge dimensions with reshape");
   int64_t n = 1;
   for (Dim d : shape) {
     SPORE_CHECK(d >= 0, "[empty] shape ", shape_str(shape),
                 " has a negative or symbolic dimension; eager tensors need concrete sizes");
-    n *= d;
+    // Overflowing sizes would wrap to a small allocation and then to out-of-bounds writes.
+    SPORE_CHECK(!__builtin_mul_overflow(n, d, &n), "[empty] shape ", shape_str(shape),
+                " has more than 2^63 elements");
   }
+  int64_t bytes = 0;
+  SPORE_CHECK(!__builtin_mul_overflow(n, static_cast<int64_t>(dtype_size(dtype)), &bytes), "[empty] shape ",
+              shape_str(shape), " of ", dtype_name(dtype), " needs more than 2^63 bytes");
   auto impl = std::make_shared<TensorImpl>();
-  impl->storage = std::make_shared<Storage>(device, static_cast<size_t>(n) * dtype_size(dtype));
+  impl->storage = std::make_shared<Storage>(device, static_cast<size_t>(bytes));
   impl->shape = shape;
   impl->strides = contiguous_strides(shape);
   impl->dtype = dtype;
@@ -39,27 +51,29 @@ Tensor Tensor::view_of(std::shared_ptr<Storage> storage, const Shape& shape, con
 }
 
 int64_t Tensor::size(int64_t axis) const {
-  return impl_->shape[normalize_axis(axis, dim(), "size")];
+  return shape()[normalize_axis(axis, dim(), "size")];
 }
 
 int64_t Tensor::numel() const {
   int64_t n = 1;
-  for (Dim d : impl_->shape) n *= d;
+  for (Dim d : shape()) n *= d;
   return n;
 }
 
 bool Tensor::is_contiguous() const {
+  const TensorImpl& t = get();
   int64_t s = 1;
-  for (size_t i = impl_->shape.size(); i-- > 0;) {
-    if (impl_->shape[i] != 1 && impl_->strides[i] != s) return false;
-    s *= impl_->shape[i];
+  for (size_t i = t.shape.size(); i-- > 0;) {
+    if (t.shape[i] != 1 && t.strides[i] != s) return false;
+    s *= t.shape[i];
   }
   return true;
 }
 
 void* Tensor::data_ptr() const {
-  auto* base = static_cast<char*>(impl_->storage->data());
-  return base ? base + impl_->offset * static_cast<int64_t>(dtype_size(impl_->dtype)) : nullptr;
+  const TensorImpl& t = get();
+  auto* base = static_cast<char*>(t.storage->data());
+  return base ? base + t.offset * static_cast<int64_t>(dtype_size(t.dtype)) : nullptr;
 }
 
 template <class T>
@@ -70,7 +84,8 @@ T Tensor::item() const {
   return visit_dtype(dtype(), [&](auto v) -> T {
     using S = decltype(v);
     S s = *static_cast<const S*>(data_ptr());
-    if constexpr (std::is_same_v<S, Half> || std::is_same_v<S, BFloat16>) return static_cast<T>(static_cast<float>(s));
+    if constexpr (std::is_same_v<S, Half> || std::is_same_v<S, BFloat16>) return T(static_cast<float>(s));
+    else if constexpr (std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>) return T(static_cast<float>(s));
     else return static_cast<T>(s);
   });
 }
@@ -83,7 +98,8 @@ std::vector<T> Tensor::to_vector() const {
     using S = decltype(v);
     const S* p = static_cast<const S*>(c.data_ptr());
     for (size_t i = 0; i < out.size(); ++i) {
-      if constexpr (std::is_same_v<S, Half> || std::is_same_v<S, BFloat16>) out[i] = static_cast<T>(static_cast<float>(p[i]));
+      if constexpr (std::is_same_v<S, Half> || std::is_same_v<S, BFloat16>) out[i] = T(static_cast<float>(p[i]));
+      else if constexpr (std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>) out[i] = T(static_cast<float>(p[i]));
       else out[i] = static_cast<T>(p[i]);
     }
   });
@@ -101,6 +117,8 @@ SPORE_INSTANTIATE(int32_t)
 SPORE_INSTANTIATE(int64_t)
 SPORE_INSTANTIATE(float)
 SPORE_INSTANTIATE(double)
+SPORE_INSTANTIATE(Half)
+SPORE_INSTANTIATE(BFloat16)
 #undef SPORE_INSTANTIATE
 
 Tensor Tensor::contiguous() const { return is_contiguous() ? *this : ops::copy(*this); }

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "ops/promote.h"
 #include "prims/factories.h"
 #include "runtime/dispatch.h"
 #include "spore/ops/elementwise.h"
@@ -66,6 +67,8 @@ Tensor arange(Scalar start, Scalar stop, Scalar step, TensorOptions opt) {
   a.step = st;
   a.int_start = start.to_int();
   a.int_step = step.to_int();
+  SPORE_CHECK(!is_integral(opt.dtype, true) || a.int_step != 0 || a.n == 0, "[arange] step ", st,
+              " truncates to 0 for the integer dtype ", dtype_name(opt.dtype), "; use an integer step or a float dtype");
   a.dtype = opt.dtype;
   return runtime::call(prims::arange_primitive(), a, {}, opt.device);
 }
@@ -78,8 +81,9 @@ Tensor linspace(double start, double stop, int64_t steps, TensorOptions opt) {
 Tensor eye(int64_t n, int64_t m, TensorOptions opt) {
   if (m < 0) m = n;
   SPORE_CHECK(n >= 0, "[eye] n must be >= 0, got ", n);
-  Tensor r = arange(0, n, 1).reshape({n, 1});
-  Tensor c = arange(0, m, 1);
+  SPORE_CHECK(m >= 0, "[eye] m must be >= 0, got ", m);
+  Tensor r = arange(0, n, 1, {DType::Int64, opt.device}).reshape({n, 1});
+  Tensor c = arange(0, m, 1, {DType::Int64, opt.device});
   return cast(equal(r, c), opt.dtype);
 }
 

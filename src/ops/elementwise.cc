@@ -106,13 +106,15 @@ Tensor minimum(const Tensor& a, const Tensor& b) { return binary(BinaryOp::minim
 Tensor pow(const Tensor& a, const Tensor& b) { return binary(BinaryOp::pow, "pow", a, b); }
 Tensor atan2(const Tensor& a, const Tensor& b) { return binary(BinaryOp::atan2, "atan2", a, b, true); }
 
+// Float literals are held in float64 so `x_f64 + 0.1` keeps all of 0.1's digits; promotion
+// treats them by category only (see promote.cc).
 Tensor weak_scalar(Scalar s) {
-  Tensor t = s.kind() == Scalar::Kind::Float  ? full({}, s, {DType::Float64})
-             : s.kind() == Scalar::Kind::Int ? full({}, s, {DType::Int64})
-                                             : full({}, s, {DType::Bool});
-  t.impl()->weak = true;
-  return t;
+  return literal(s, s.kind() == Scalar::Kind::Float ? DType::Float64
+                    : s.kind() == Scalar::Kind::Int ? DType::Int64
+                                                    : DType::Bool);
 }
+
+Tensor pow(const Tensor& a, Scalar b) { return pow(a, weak_scalar(b)); }
 
 }  // namespace spore::ops
 

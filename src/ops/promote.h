@@ -16,7 +16,16 @@ inline DType result_type(const Tensor& a, const Tensor& b) { return result_type(
 /// The dtype floating functions compute in: integers and bool go to float32.
 inline DType float_type(DType t) { return is_floating(t) ? t : DType::Float32; }
 
+/// A weak 0-d literal holding `s` in `dtype`, made without dispatch: literals are constants.
+Tensor literal(Scalar s, DType dtype);
+
 /// `x` converted to `dtype` (weak flag kept), or x itself.
 Tensor to_dtype(const Tensor& x, DType dtype);
+
+/// Throws "[op] value 1000 cannot be converted to int8 without overflow; ..." when the number
+/// `s` does not fit dtype `t` (PyTorch's checked Scalar conversion). Integer dtypes refuse
+/// out-of-range and non-finite values; floating dtypes and bool accept any number. Call it
+/// wherever a C++ number is stored in a tensor's dtype (fills, bounds, pad values).
+void check_scalar_fits(Scalar s, DType t, const char* op);
 
 }  // namespace spore::ops

@@ -129,6 +129,11 @@ const Primitive& broadcast_def() {
           SPORE_CHECK(s[i] == a.shape[i + off] || s[i] == 1, "[broadcast_to] cannot broadcast ", shape_str(s),
                       " to ", shape_str(a.shape), ": dimension ", i, " is ", dim_str(s[i]),
                       "; it must equal the target or be 1");
+        // A broadcast view can name more elements than any kernel could index.
+        int64_t n = 1;
+        for (Dim d : a.shape)
+          SPORE_CHECK(is_symbolic(d) || (d >= 0 && !__builtin_mul_overflow(n, d, &n)), "[broadcast_to] target shape ",
+                      shape_str(a.shape), " has a negative size or more than 2^63 elements");
         out.add(in[0].dtype, a.shape).weak = in[0].weak;
       },
       [](const void*, const Tensor& in, const TensorType& out) {

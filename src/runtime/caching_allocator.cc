@@ -51,6 +51,7 @@ size_t parse_limit(const char* s) {
     default:
       throw Error(detail::cat("[memory] SPORE_MEMORY_LIMIT='", s, "' has an unknown suffix; use K, M or G"));
   }
+  SPORE_CHECK(v < 9.2e18, "[memory] SPORE_MEMORY_LIMIT='", s, "' is larger than any memory; unset it for no cap");
   return static_cast<size_t>(v);
 }
 

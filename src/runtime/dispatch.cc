@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "runtime/dispatch.h"
 
+#include <omp.h>
+
 #include <mutex>
 #include <unordered_map>
 #include <vector>
@@ -49,6 +51,10 @@ bool same_types(std::span<const TensorType> a, std::span<const TensorType> b) {
 const PreparedKernel& prepared_kernel(const Primitive& p, const KernelDef& k, const void* attrs,
                                       std::span<const TensorType> in, std::span<const TensorType> out) {
   thread_local std::unordered_multimap<size_t, PreparedEntry> cache;
+  // Bounded: programs with ever-changing shapes (variable batch or sequence length) must not
+  // grow it without limit; re-preparing after a reset is cheap next to a leak.
+  constexpr size_t kMaxPrepared = 2048;
+  if (cache.size() >= kMaxPrepared) cache.clear();
   const int threads = num_threads();
   size_t h = p.attrs.hash(attrs) * 31 + hash_types(in) + reinterpret_cast<size_t>(&k) + static_cast<size_t>(threads) * 1000003u;
   auto range = cache.equal_range(h);
@@ -96,16 +102,31 @@ Outputs dispatch(const Primitive& p, const void* attrs, std::span<const Tensor> 
     in_types[i].weak = t.weak();
     in_types[i].shape = t.shape();
   }
+  SPORE_ASSERT(p.num_inputs < 0 || static_cast<size_t>(p.num_inputs) == inputs.size(), p.name, " takes ",
+               p.num_inputs, " inputs, got ", inputs.size());
+  // The device comes from the tensor operands; weak 0-d literals (x * 2.0) live on the CPU and
+  // go with any device, as PyTorch's CPU scalars do.
+  size_t lead = inputs.size();
+  for (size_t i = 0; i < inputs.size(); ++i)
+    if (!(inputs[i].weak() && inputs[i].dim() == 0)) {
+      lead = i;
+      break;
+    }
   if (!inputs.empty()) {
-    device = inputs[0].device();
-    for (size_t i = 1; i < inputs.size(); ++i)
-      SPORE_CHECK(inputs[i].device() == device, "[", p.name, "] inputs are on different devices: input 0 on ",
-                  device.str(), ", input ", i, " on ", inputs[i].device().str(), "; move them to one device");
+    if (lead == inputs.size()) lead = 0;
+    device = inputs[lead].device();
+    for (size_t i = 0; i < inputs.size(); ++i)
+      SPORE_CHECK(inputs[i].device() == device || (inputs[i].weak() && inputs[i].dim() == 0), "[", p.name,
+                  "] inputs are on different devices: input ", lead, " on ", device.str(), ", input ", i, " on ",
+                  inputs[i].device().str(), "; move them to one device");
   }
   std::span<const TensorType> in_span(in_types, inputs.size());
 
   OutTypes types;
   p.infer(attrs, in_span, types);
+  for (int i = 0; i < types.n; ++i)
+    SPORE_CHECK(types.t[i].shape.size() <= static_cast<size_t>(kMaxRank), "[", p.name, "] the result would have rank ",
+                types.t[i].shape.size(), ", over the limit of ", kMaxRank, "; merge dimensions with reshape");
 
   Outputs out;
   out.n = types.n;
@@ -141,6 +162,8 @@ Outputs dispatch(const Primitive& p, const void* attrs, std::span<const Tensor> 
       Buffer ob[kMaxOutputs];
       for (int i = 0; i < out.n; ++i) ob[i] = buffer_of(out.t[i]);
       std::span<const Buffer> ins(ib, inputs.size()), outs(ob, out.n);
+      // OpenMP's thread count is per calling thread; library kernels (oneDNN) read it.
+      if (omp_get_max_threads() != num_threads()) omp_set_num_threads(num_threads());
       KernelContext ctx;
       if (k->run) {
         k->run(attrs, ins, outs, ctx);

@@ -66,6 +66,8 @@ Tensor floor_divide(const Tensor& a, const Tensor& b);
 /// Python-style remainder: the sign follows the divisor.
 Tensor remainder(const Tensor& a, const Tensor& b);
 Tensor pow(const Tensor& a, const Tensor& b);
+/// x ** 2.0 keeps x's dtype (the exponent is a weak literal).
+Tensor pow(const Tensor& a, Scalar b);
 Tensor maximum(const Tensor& a, const Tensor& b);
 Tensor minimum(const Tensor& a, const Tensor& b);
 Tensor atan2(const Tensor& a, const Tensor& b);

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
+#include <atomic>
 #include <cstdint>
 
 #include "spore/ops/creation.h"
@@ -23,24 +24,26 @@ class Generator {
     seed_ = seed;
     offset_ = 0;
   }
+  /// Reserves the counters for `numel` elements. Safe to call from several threads: each call
+  /// gets its own range (which thread gets which is up to the scheduler).
   RandomKey next(int64_t numel) {
-    RandomKey k{seed_, offset_};
-    offset_ += (static_cast<uint64_t>(numel) + 3) / 4 * 4;
-    return k;
+    const uint64_t step = (static_cast<uint64_t>(numel) + 3) / 4 * 4;
+    return RandomKey{seed_.load(std::memory_order_relaxed), offset_.fetch_add(step, std::memory_order_relaxed)};
   }
-  uint64_t seed() const { return seed_; }
-  uint64_t offset() const { return offset_; }
+  uint64_t seed() const { return seed_.load(std::memory_order_relaxed); }
+  uint64_t offset() const { return offset_.load(std::memory_order_relaxed); }
   void set_state(uint64_t seed, uint64_t offset) {
     seed_ = seed;
     offset_ = offset;
   }
 
  private:
-  uint64_t seed_;
-  uint64_t offset_ = 0;
+  std::atomic<uint64_t> seed_;
+  std::atomic<uint64_t> offset_{0};
 };
 
-/// The default generator of a device (not thread-safe: one per thread of work is the rule).
+/// The default generator of a device. Draws from several threads do not race, but their
+/// order, and so their numbers, depends on scheduling: give each thread of work its own key.
 Generator& default_generator(Device device = kCPU);
 /// Seeds the default generator.
 void manual_seed(uint64_t seed);

@@ -126,24 +126,35 @@ void elementwise_loop(std::span<const Buffer> in, const Buffer& out, Chunk&& chu
   });
 }
 
+/// Float to integer as x86's truncating conversions do (what PyTorch gives here): NaN and
+/// out-of-range values become the minimum of int32 (targets up to 32 bits) or int64, then wrap
+/// to the target's width (defined in C++20) -- never undefined behaviour.
+template <class D>
+inline D float_to_int(double v) {
+  if constexpr (sizeof(D) <= 4) {
+    const int32_t w = (v > -2147483649.0 && v < 2147483648.0) ? static_cast<int32_t>(v) : INT32_MIN;
+    return static_cast<D>(w);
+  } else {
+    const int64_t w = (v >= -9223372036854775808.0 && v < 9223372036854775808.0) ? static_cast<int64_t>(v) : INT64_MIN;
+    return static_cast<D>(w);
+  }
+}
+
 /// Converts n values between storage types (16-bit floats through float32).
 template <class D, class S>
 inline void convert_n(const S* s, D* d, int64_t n) {
+  constexpr bool s_half = std::is_same_v<S, Half> || std::is_same_v<S, BFloat16>;
+  constexpr bool d_half = std::is_same_v<D, Half> || std::is_same_v<D, BFloat16>;
   for (int64_t i = 0; i < n; ++i) {
     if constexpr (std::is_same_v<D, bool>) {
-      if constexpr (std::is_same_v<S, Half> || std::is_same_v<S, BFloat16>) d[i] = static_cast<float>(s[i]) != 0.0f;
+      if constexpr (s_half) d[i] = static_cast<float>(s[i]) != 0.0f;
       else d[i] = s[i] != S(0);
-    } else if constexpr (std::is_same_v<S, Half> || std::is_same_v<S, BFloat16>) {
+    } else if constexpr (std::is_integral_v<D> && (s_half || std::is_floating_point_v<S>)) {
+      d[i] = float_to_int<D>(static_cast<double>(static_cast<compute_t<S>>(s[i])));
+    } else if constexpr (s_half) {
       d[i] = static_cast<D>(static_cast<float>(s[i]));
-    } else if constexpr (std::is_same_v<D, Half> || std::is_same_v<D, BFloat16>) {
+    } else if constexpr (d_half) {
       d[i] = D(static_cast<float>(s[i]));
-    } else if constexpr (std::is_floating_point_v<S> && std::is_integral_v<D>) {
-      // Through int64 like x86 conversions: NaN and out-of-range give INT64_MIN, then the
-      // value wraps to D's width (defined in C++20), instead of undefined behaviour.
-      const double v = static_cast<double>(s[i]);
-      const int64_t w = (v >= -9223372036854775808.0 && v < 9223372036854775808.0) ? static_cast<int64_t>(v)
-                                                                                   : std::numeric_limits<int64_t>::min();
-      d[i] = static_cast<D>(w);
     } else {
       d[i] = static_cast<D>(s[i]);
     }
