@@ -26,6 +26,7 @@ Tensor empty(const Shape& shape, TensorOptions opt) {
 
 Tensor full(const Shape& shape, Scalar value, TensorOptions opt) {
   check_shape(shape, "full");
+  check_scalar_fits(value, opt.dtype, "full");
   prims::FillAttrs a;
   a.shape = shape;
   a.dtype = opt.dtype;

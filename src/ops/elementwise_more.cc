@@ -48,6 +48,16 @@ Tensor open_bound(DType t, bool upper) {
   return full({}, v, {t});
 }
 
+// A weak 0-d bound is a C++ number (clamp(x, 0, 1000) or weak_scalar): like PyTorch, refuse one
+// that does not fit the result dtype instead of letting the conversion wrap it.
+void check_literal_bound(const Tensor& b, DType t) {
+  if (!b.defined() || !b.weak() || b.dim() != 0 || b.device().type != DeviceType::CPU) return;
+  const Scalar s = is_floating(b.dtype())     ? Scalar(b.item<double>())
+                   : b.dtype() == DType::Bool ? Scalar(b.item<bool>())
+                                              : Scalar(b.item<int64_t>());
+  check_scalar_fits(s, t, "clamp");
+}
+
 }  // namespace
 
 Tensor floor_divide(const Tensor& a, const Tensor& b) {
@@ -81,6 +91,8 @@ Tensor clamp(const Tensor& x, const Tensor& lo, const Tensor& hi) {
             : lo.defined()               ? result_type(x, lo)
                                          : result_type(x, hi);
   SPORE_CHECK(t != DType::Bool, "[clamp] is not defined for bool tensors; cast to an integer dtype first");
+  check_literal_bound(lo, t);
+  check_literal_bound(hi, t);
   Tensor l = lo.defined() ? to_dtype(lo, t) : open_bound(t, false);
   Tensor h = hi.defined() ? to_dtype(hi, t) : open_bound(t, true);
   return runtime::call(prims::ternary_primitive(prims::TernaryOp::clamp), NoAttrs{}, {to_dtype(x, t), l, h});

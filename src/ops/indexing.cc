@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 // Public indexing ops: gather/scatter family, index_select, take_along_axis, masked_fill,
 // one_hot, sort/argsort/topk, nonzero. Index tensors are int64; int32 is accepted and cast.
+#include <cmath>
 #include <string>
 
+#include "ops/promote.h"
 #include "prims/gather.h"
 #include "prims/one_hot.h"
 #include "prims/sort.h"
@@ -46,12 +48,17 @@ Tensor vec1(const Tensor& t) { return t.dim() == 0 ? reshape(t, {1}) : t; }
 
 Tensor scatter_impl(const Tensor& x, int64_t axis, const Tensor& index_in, const Tensor& src_in, bool add) {
   const char* op = add ? "scatter_add" : "scatter";
+  SPORE_CHECK(x.defined() && src_in.defined(), "[", op, "] an input is an undefined tensor");
+  // PyTorch refuses a src of another dtype rather than casting it (a float src would be
+  // truncated into an integer input without a word).
+  SPORE_CHECK(src_in.dtype() == x.dtype(), "[", op, "] src has dtype ", dtype_name(src_in.dtype()),
+              " but the input has dtype ", dtype_name(x.dtype()), "; they must match: cast src to ",
+              dtype_name(x.dtype()), " first");
   Tensor index = as_index(index_in, op);
   SPORE_CHECK(index.dim() == x.dim() && src_in.dim() == x.dim(), "[", op, "] input ", shape_str(x.shape()), ", index ",
               shape_str(index.shape()), " and src ", shape_str(src_in.shape()), " must have the same rank");
   const int ax = normalize_axis(axis, std::max<int64_t>(x.dim(), 1), op);
-  Tensor src = src_in.dtype() == x.dtype() ? src_in : cast(src_in, x.dtype());
-  Tensor out = runtime::call(prims::scatter_primitive(), prims::ScatterAttrs{ax, add}, {vec1(x), vec1(index), vec1(src)});
+  Tensor out = runtime::call(prims::scatter_primitive(), prims::ScatterAttrs{ax, add}, {vec1(x), vec1(index), vec1(src_in)});
   return x.dim() == 0 ? reshape(out, {}) : out;
 }
 
@@ -107,9 +114,12 @@ Tensor take_along_axis(const Tensor& x, const Tensor& index_in, int64_t axis) {
 
 Tensor masked_fill(const Tensor& x, const Tensor& mask, Scalar value) {
   SPORE_CHECK(x.defined() && mask.defined(), "[masked_fill] an input is an undefined tensor");
+  check_scalar_fits(value, x.dtype(), "masked_fill");
   prims::MaskedFillAttrs a;
   a.value = value.to_double();
-  a.int_value = value.to_int();
+  // Only read for integer dtypes, where the value was just checked to fit: converting a float
+  // beyond int64 (a 1e30 fill of a float tensor) would be undefined behaviour.
+  a.int_value = is_integral(x.dtype(), true) && std::isfinite(a.value) ? value.to_int() : 0;
   return runtime::call(prims::masked_fill_primitive(), a, {x, mask});
 }
 

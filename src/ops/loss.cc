@@ -32,8 +32,10 @@ Tensor class_weight(const char* op, const Tensor& weight, const Tensor& x) {
   return to_dtype(weight, x.dtype());
 }
 
-Tensor nll(const char* op, const Tensor& lp, const Tensor& target, const Tensor& weight, int64_t ignore_index,
+// Shared by nll_loss and cross_entropy (`ce`); errors, the kernel's too, name the op called.
+Tensor nll(bool ce, const Tensor& lp, const Tensor& target, const Tensor& weight, int64_t ignore_index,
            Reduction reduction, double label_smoothing) {
+  const char* op = ce ? "cross_entropy" : "nll_loss";
   SPORE_CHECK(target.defined(), "[", op, "] target is an undefined tensor");
   SPORE_CHECK(is_integral(target.dtype()), "[", op, "] class-index targets must be an integer tensor, got ",
               dtype_name(target.dtype()), "; cast to int64 (or pass float class probabilities to cross_entropy)");
@@ -41,7 +43,7 @@ Tensor nll(const char* op, const Tensor& lp, const Tensor& target, const Tensor&
   SPORE_CHECK(target.shape() == want, "[", op, "] target shape ", shape_str(target.shape()),
               " does not match input shape ", shape_str(lp.shape()), ": expected ", shape_str(want));
   const Tensor w = class_weight(op, weight, lp);
-  prims::NllLossAttrs a{ignore_index, to_prim(reduction), label_smoothing, w.defined()};
+  prims::NllLossAttrs a{ignore_index, to_prim(reduction), label_smoothing, w.defined(), ce};
   return std::move(
       runtime::dispatch(prims::nll_loss_primitive(), &a, nn_detail::inputs(lp, to_dtype(target, DType::Int64), w)).t[0]);
 }
@@ -52,7 +54,7 @@ Tensor nll_loss(const Tensor& log_probs, const Tensor& target, const Tensor& wei
                 Reduction reduction) {
   nn_detail::check_float("nll_loss", log_probs);
   SPORE_CHECK(log_probs.dim() >= 1, "[nll_loss] needs log-probabilities (N, C, ...) or (C), got a 0-d tensor");
-  return nll("nll_loss", log_probs, target, weight, ignore_index, reduction, 0.0);
+  return nll(false, log_probs, target, weight, ignore_index, reduction, 0.0);
 }
 
 Tensor cross_entropy(const Tensor& logits, const Tensor& target, const Tensor& weight, int64_t ignore_index,
@@ -63,7 +65,7 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& target, const Tensor& w
               label_smoothing);
   SPORE_CHECK(target.defined(), "[cross_entropy] target is an undefined tensor");
   const Tensor lp = log_softmax(logits, logits.dim() == 1 ? 0 : 1);
-  if (!is_floating(target.dtype())) return nll("cross_entropy", lp, target, weight, ignore_index, reduction, label_smoothing);
+  if (!is_floating(target.dtype())) return nll(true, lp, target, weight, ignore_index, reduction, label_smoothing);
   SPORE_CHECK(ignore_index == -100, "[cross_entropy] ignore_index (", ignore_index,
               ") is not supported with class-probability (floating) targets; leave it at -100");
   SPORE_CHECK(target.shape() == logits.shape(), "[cross_entropy] class-probability target shape ",

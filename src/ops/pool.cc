@@ -48,6 +48,11 @@ prims::Pool2dAttrs pool_attrs(const char* op, const Tensor& x, const PoolOptions
 std::pair<Tensor, Tensor> pool(const char* op, const Tensor& x, const PoolOptions& o, prims::PoolKind kind,
                                bool indices) {
   Tensor xb = batched(op, x);
+  // As in PyTorch only the batch may be empty: a window over nothing has no max (and padding
+  // would make one up from -inf or 0), so empty channels or spatial dims are refused.
+  for (int64_t d = x.dim() - 3; d < x.dim(); ++d)
+    SPORE_CHECK(x.shape()[d] != 0, "[", op, "] input ", shape_str(x.shape()), " is empty on dim ", d,
+                "; only the batch dim of a (N, C, H, W) input may be 0");
   prims::Pool2dAttrs a = pool_attrs(op, xb, o, kind);
   a.with_indices = indices;
   auto out = runtime::call_multi(prims::pool2d_primitive(), a, {xb});
@@ -72,6 +77,10 @@ Tensor adaptive_avg_pool2d(const Tensor& x, std::array<int64_t, 2> output_size) 
   Tensor xb = batched(op, x);
   SPORE_CHECK(output_size[0] >= 1 && output_size[1] >= 1, "[", op, "] output_size must be positive, got (",
               output_size[0], ", ", output_size[1], ")");
+  // Averaging an empty window gives 0/0; PyTorch refuses it (empty batch or channels are fine).
+  for (int64_t d = x.dim() - 2; d < x.dim(); ++d)
+    SPORE_CHECK(x.shape()[d] != 0, "[", op, "] input ", shape_str(x.shape()), " is empty on dim ", d,
+                "; H and W must be non-zero to average over");
   Tensor y = runtime::call(prims::adaptive_avg_pool2d_primitive(),
                            prims::AdaptivePool2dAttrs{{output_size[0], output_size[1]}}, {xb});
   return x.dim() == 3 ? squeeze(y, 0) : y;

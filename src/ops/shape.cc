@@ -4,6 +4,7 @@
 #include <cmath>
 #include <numeric>
 
+#include "ops/promote.h"
 #include "prims/concat.h"
 #include "prims/pad.h"
 #include "prims/tri.h"
@@ -101,6 +102,12 @@ Tensor pad(const Tensor& x_in, const std::vector<int64_t>& pads, PadMode mode, d
   const int64_t rank = x_in.dim();
   SPORE_CHECK(static_cast<int64_t>(pads.size()) / 2 <= rank, "[pad] ", pads.size() / 2,
               " pairs of pads for a tensor of rank ", rank, "; give at most one pair per axis");
+  if (mode == PadMode::Constant) {
+    // The API takes a double; an integral one is checked as the integer the caller most likely
+    // wrote (PyTorch lets uint8 take -1 but not -1.0).
+    const bool integral = std::trunc(value) == value && std::abs(value) < 0x1p62;
+    check_scalar_fits(integral ? Scalar(static_cast<int64_t>(value)) : Scalar(value), x_in.dtype(), "pad");
+  }
   Tensor x = x_in;
   prims::PadAttrs a;
   a.before = SmallVec<int64_t, 6>(static_cast<size_t>(rank), int64_t{0});
@@ -123,7 +130,8 @@ Tensor pad(const Tensor& x_in, const std::vector<int64_t>& pads, PadMode mode, d
            : mode == PadMode::Reflect ? prims::PadKind::Reflect
                                       : prims::PadKind::Replicate;
   a.value = value;
-  a.int_value = std::isfinite(value) ? static_cast<int64_t>(value) : 0;
+  // Only constant mode stores the value; an integer dtype reads int_value, checked to fit above.
+  a.int_value = mode == PadMode::Constant && is_integral(x.dtype()) ? static_cast<int64_t>(value) : 0;
   return runtime::call(prims::pad_primitive(), a, {x});
 }
 

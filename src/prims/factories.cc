@@ -52,6 +52,9 @@ const Primitive& arange_def() {
     spec.name = "arange";
     spec.num_inputs = 0;
     spec.infer = [](const ArangeAttrs& a, std::span<const TensorType>, OutTypes& out) { out.add(a.dtype, {a.n}); };
+    spec.cost = [](const ArangeAttrs& a, std::span<const TensorType>, std::span<const TensorType>) {
+      return Cost{static_cast<double>(a.n), static_cast<double>(a.n) * dtype_size(a.dtype)};
+    };
     Primitive& q = define_primitive(spec);
     q.add_kernel({.device = DeviceType::CPU, .name = "cpu",
                   .run = [](const void* attrs, std::span<const Buffer>, std::span<const Buffer> out, const KernelContext&) {
@@ -78,6 +81,9 @@ const Primitive& linspace_def() {
     spec.name = "linspace";
     spec.num_inputs = 0;
     spec.infer = [](const LinspaceAttrs& a, std::span<const TensorType>, OutTypes& out) { out.add(a.dtype, {a.steps}); };
+    spec.cost = [](const LinspaceAttrs& a, std::span<const TensorType>, std::span<const TensorType>) {
+      return Cost{2.0 * static_cast<double>(a.steps), static_cast<double>(a.steps) * dtype_size(a.dtype)};
+    };
     Primitive& q = define_primitive(spec);
     q.add_kernel({.device = DeviceType::CPU, .name = "cpu",
                   .run = [](const void* attrs, std::span<const Buffer>, std::span<const Buffer> out, const KernelContext&) {

@@ -50,7 +50,8 @@ void run_nll(const void* attrs, std::span<const Buffer> in, std::span<const Buff
   nn::Contig clp(in[0]), ct(in[1]);
   const int64_t* tg = ct.get<int64_t>();
   for (int64_t i = 0; i < n; ++i)
-    SPORE_CHECK(tg[i] == a.ignore_index || (tg[i] >= 0 && tg[i] < g.C), "[nll_loss] target ", tg[i],
+    SPORE_CHECK(tg[i] == a.ignore_index || (tg[i] >= 0 && tg[i] < g.C), "[",
+                a.cross_entropy ? "cross_entropy" : "nll_loss", "] target ", tg[i],
                 " at flat position ", i, " is out of range for ", g.C, " classes; targets must be in [0, ", g.C,
                 ") or equal ignore_index (", a.ignore_index, ")");
   nn::visit_float(in[0].dtype, [&](auto tag) {

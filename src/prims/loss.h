@@ -15,11 +15,14 @@ struct NllLossAttrs {
   LossReduction reduction = LossReduction::Mean;
   double label_smoothing = 0.0;
   bool has_weight = false;
+  /// Set by cross_entropy so a bad target is reported as "[cross_entropy]", the op called.
+  bool cross_entropy = false;
   static constexpr auto fields() {
     return std::make_tuple(field("ignore_index", &NllLossAttrs::ignore_index),
                            field("reduction", &NllLossAttrs::reduction),
                            field("label_smoothing", &NllLossAttrs::label_smoothing),
-                           field("has_weight", &NllLossAttrs::has_weight));
+                           field("has_weight", &NllLossAttrs::has_weight),
+                           field("cross_entropy", &NllLossAttrs::cross_entropy));
   }
 };
 

@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "prims/one_hot.h"
 
-#include "prims/gather.h"
 #include "prims/index_map.h"
 
 namespace spore::prims {
@@ -34,7 +33,9 @@ void run_one_hot(const void* attrs, std::span<const Buffer> in, std::span<const 
   const int64_t* ip = static_cast<const int64_t*>(idx.data);
   for (int64_t i = 0; i < n; ++i) {
     const int64_t k = ip[strided_offset(idx, i)];
-    if (k < 0 || k >= c) throw_index_error("one_hot", k, idx.ndim, c);
+    if (k < 0 || k >= c)
+      throw Error(detail::cat("[one_hot] class index ", k, " is out of range for num_classes ", c,
+                              "; class indices must be in [0, ", c, ")"));
     o[i * c + k] = 1;
   }
 }

@@ -11,6 +11,7 @@
 
 #include "backends/cpu/elementwise_loop.h"
 #include "backends/cpu/philox.h"
+#include "prims/elementwise_infer.h"
 #include "prims/erfinv.h"
 #include "prims/random_fill.h"
 
@@ -155,6 +156,9 @@ const Primitive& bernoulli_def() {
     spec.num_inputs = 1;
     spec.infer = [](const RandomKeyAttrs&, std::span<const TensorType> in, OutTypes& out) {
       out.add(in[0].dtype, in[0].shape);
+    };
+    spec.cost = [](const RandomKeyAttrs&, std::span<const TensorType> in, std::span<const TensorType> out) {
+      return elementwise_cost(in, out, 20);  // one Philox block per element
     };
     Primitive& q = define_primitive(spec);
     q.add_kernel({.device = DeviceType::CPU, .name = "cpu", .run = &run_bernoulli});

@@ -86,6 +86,20 @@ TEST(Conv, PoolErrors) {
   EXPECT_NE(error_of([&] { ops::max_pool2d(x, pool_opt({7})); }).find("too small"), std::string::npos);
 }
 
+TEST(Conv, PoolOfEmptyInput) {
+  // As in PyTorch only the batch may be empty; with padding an empty plane used to give a
+  // window over nothing (-inf for max).
+  EXPECT_ERROR(ops::max_pool2d(ops::zeros({1, 1, 0, 4}), pool_opt({2}, {1})),
+               "[max_pool2d] input (1, 1, 0, 4) is empty on dim 2; only the batch dim of a (N, C, H, W) input may be 0");
+  EXPECT_ERROR(ops::avg_pool2d(ops::zeros({1, 1, 4, 0}), pool_opt({1})), "[avg_pool2d] input (1, 1, 4, 0) is empty on dim 3");
+  EXPECT_ERROR(ops::max_pool2d_with_indices(ops::zeros({1, 0, 4, 4}), pool_opt({2})),
+               "[max_pool2d_with_indices] input (1, 0, 4, 4) is empty on dim 1");
+  EXPECT_ERROR(ops::avg_pool2d(ops::zeros({0, 4, 4}), pool_opt({2})), "[avg_pool2d] input (0, 4, 4) is empty on dim 0");
+  EXPECT_EQ(ops::max_pool2d(ops::zeros({0, 1, 4, 4}), pool_opt({2})).shape(), (Shape{0, 1, 2, 2}));
+  EXPECT_EQ(ops::avg_pool2d(ops::zeros({0, 1, 4, 4}), pool_opt({2})).shape(), (Shape{0, 1, 2, 2}));
+  EXPECT_EQ(ops::max_pool2d_with_indices(ops::zeros({0, 1, 4, 4}), pool_opt({2})).second.shape(), (Shape{0, 1, 2, 2}));
+}
+
 TEST(Conv, OnednnKernelsAreRegistered) {
   for (const Primitive* p : {&prims::conv_primitive(), &prims::conv_transpose_primitive()}) {
     const auto& ks = p->kernels[static_cast<int>(DeviceType::CPU)];

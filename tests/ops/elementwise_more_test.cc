@@ -10,6 +10,7 @@
 
 #include <spore/spore.h>
 
+#include "ops/promote.h"
 #include "prims/erfinv.h"
 
 namespace spore {
@@ -63,6 +64,64 @@ TEST(ElementwiseMore, ClampOneSided) {
   EXPECT_EQ(clamp(tensor({1, 5, 9}), 2, 6).dtype(), DType::Int64);
   EXPECT_EQ(clamp(tensor({1, 5, 9}), 2, 6).to_vector<int64_t>(), (std::vector<int64_t>{2, 5, 6}));
   EXPECT_EQ(clamp(tensor({1, 5, 9}), 2.5, 6).dtype(), DType::Float32);
+}
+
+TEST(ElementwiseMore, ClampScalarBoundsMustFitTheDtype) {
+  // PyTorch: "value cannot be converted to type int8_t without overflow"; these used to wrap.
+  Tensor i8 = arange(0, 3, 1, {DType::Int8});
+  expect_error([&] { clamp(i8, 0, 1000); },
+               "[clamp] value 1000 cannot be converted to int8 without overflow; use a value in [-128, 127]");
+  expect_error([&] { clamp(i8, -1000, 1); }, "[clamp] value -1000 cannot be converted to int8 without overflow");
+  expect_error([&] { clamp(i8.to(DType::Int32), 0, int64_t{3000000000}); },
+               "[clamp] value 3000000000 cannot be converted to int32");
+  expect_error([&] { clamp(i8, weak_scalar(1000), Tensor()); }, "[clamp] value 1000 cannot be converted to int8");
+  expect_error([&] { clamp(arange(0, 3, 1, {DType::UInt8}), -300, 3); }, "value -300 cannot be converted to uint8");
+  // At the limits, or a float bound (the result is float32): fine, as in PyTorch.
+  EXPECT_EQ(clamp(i8, -128, 127).to_vector<int64_t>(), (std::vector<int64_t>{0, 1, 2}));
+  EXPECT_EQ(clamp(i8, 0, 1).to_vector<int64_t>(), (std::vector<int64_t>{0, 1, 1}));
+  EXPECT_EQ(clamp(i8, 0, 1000.0).dtype(), DType::Float32);
+  EXPECT_EQ(clamp(i8, 0, 1000.0).to_vector<float>(), (std::vector<float>{0, 1, 2}));
+  EXPECT_EQ(clamp(i8, -1000.0, 1e30).to_vector<float>(), (std::vector<float>{0, 1, 2}));
+}
+
+TEST(ElementwiseMore, CheckScalarFits) {
+  auto fits = [](Scalar s, DType t) { return error_of([&] { check_scalar_fits(s, t, "op"); }) == "(no error)"; };
+  EXPECT_TRUE(fits(127, DType::Int8));
+  EXPECT_TRUE(fits(-128, DType::Int8));
+  EXPECT_FALSE(fits(128, DType::Int8));
+  EXPECT_TRUE(fits(127.0, DType::Int8));
+  EXPECT_TRUE(fits(-2.5, DType::Int8));  // truncated, like PyTorch
+  EXPECT_FALSE(fits(127.5, DType::Int8));
+  EXPECT_FALSE(fits(-128.5, DType::Int8));
+  EXPECT_FALSE(fits(NAN, DType::Int32));
+  EXPECT_FALSE(fits(INFINITY, DType::Int64));
+  EXPECT_TRUE(fits(std::numeric_limits<int64_t>::max(), DType::Int64));
+  EXPECT_TRUE(fits(-9223372036854775808.0, DType::Int64));
+  EXPECT_FALSE(fits(9223372036854775808.0, DType::Int64));  // 2^63: one past int64's max
+  // PyTorch lets a negative integer (not a float) wrap into uint8: x - 1 is x + 255.
+  EXPECT_TRUE(fits(-1, DType::UInt8));
+  EXPECT_TRUE(fits(-255, DType::UInt8));
+  EXPECT_FALSE(fits(-256, DType::UInt8));
+  EXPECT_FALSE(fits(256, DType::UInt8));
+  EXPECT_FALSE(fits(-1.0, DType::UInt8));
+  EXPECT_TRUE(fits(true, DType::Int8));
+  EXPECT_TRUE(fits(1e300, DType::Bool));
+  EXPECT_TRUE(fits(NAN, DType::Bool));
+  // As PyTorch: finite values beyond a float dtype's range are refused, inf and NaN are not.
+  EXPECT_FALSE(fits(1e6, DType::Float16));
+  EXPECT_FALSE(fits(1e300, DType::BFloat16));
+  EXPECT_FALSE(fits(1e300, DType::Float32));
+  EXPECT_FALSE(fits(int64_t{1} << 62, DType::Float16));
+  EXPECT_TRUE(fits(65504.0, DType::Float16));
+  EXPECT_TRUE(fits(INFINITY, DType::Float16));
+  EXPECT_TRUE(fits(NAN, DType::BFloat16));
+  EXPECT_TRUE(fits(1e300, DType::Float64));
+  EXPECT_ERROR(ops::full({2}, 70000.0, {DType::Float16}), "[full] value 70000 cannot be converted to float16 without overflow");
+  EXPECT_ERROR(ops::full({2}, 1000, {DType::Int8}), "[full] value 1000 cannot be converted to int8 without overflow");
+  EXPECT_EQ(error_of([] { check_scalar_fits(1e30, DType::Int64, "masked_fill"); }),
+            "[masked_fill] value 1e+30 cannot be converted to int64 without overflow; use a value in "
+            "[-9223372036854775808, 9223372036854775807] or cast the tensor to a wider dtype first");
+  EXPECT_ERROR(check_scalar_fits(NAN, DType::Int16, "pad"), "[pad] value nan cannot be converted to int16");
 }
 
 TEST(ElementwiseMore, ErfinvIsFloat64Accurate) {

@@ -50,6 +50,11 @@ TEST(NnErrors, LossTargets) {
                "[nll_loss] target shape (3,) does not match input shape (4, 5): expected (4,)");
   expect_error([] { nll_loss(zeros({2, 5}), tensor({1, 7})); },
                "[nll_loss] target 7 at flat position 1 is out of range for 5 classes");
+  // The shared nll kernel reports a bad target under the name of the op that was called.
+  expect_error([] { cross_entropy(zeros({2, 5}), tensor({1, 7})); },
+               "[cross_entropy] target 7 at flat position 1 is out of range for 5 classes");
+  expect_error([] { cross_entropy(zeros({2, 5}), tensor({-2, 1}), {}, -100, Reduction::None, 0.1); },
+               "[cross_entropy] target -2 at flat position 0");
   expect_error([] { cross_entropy(zeros({2, 5}), tensor({1, 2}), ones({4})); },
                "[cross_entropy] weight has shape (4,) but input shape (2, 5) has 5 classes");
   expect_error([] { cross_entropy(zeros({2, 5}), zeros({2, 4})); },
@@ -72,6 +77,36 @@ TEST(NnErrors, NormsAndOthers) {
   expect_error([] { interpolate(zeros({1, 2, 2}), {4, 4}); }, "[interpolate] needs an input (N, C, H, W), got shape (1, 2, 2)");
   expect_error([] { scaled_dot_product_attention(zeros({2, 4}), zeros({3, 5}), zeros({3, 2})); },
                "differ in the last (embedding) dim");
+}
+
+TEST(NnErrors, AttentionMaskShape) {
+  Tensor q = zeros({2, 3, 5, 8}), k = zeros({2, 3, 7, 8}), v = zeros({2, 3, 7, 4});
+  // Checked up front: it used to surface as an [add] (float mask) or [where] (bool) error.
+  expect_error([&] { scaled_dot_product_attention(q, k, v, zeros({5, 6})); },
+               "[scaled_dot_product_attention] mask shape (5, 6) does not broadcast to the attention scores shape "
+               "(2, 3, 5, 7)");
+  expect_error([&] { scaled_dot_product_attention(q, k, v, ones({4, 7}, {DType::Bool})); },
+               "[scaled_dot_product_attention] mask shape (4, 7) does not broadcast");
+  // A mask may not enlarge the scores (PyTorch adds it in place).
+  expect_error([&] { scaled_dot_product_attention(q, k, v, zeros({4, 2, 3, 5, 7})); },
+               "mask shape (4, 2, 3, 5, 7) does not broadcast to the attention scores shape (2, 3, 5, 7)");
+  expect_error([&] { scaled_dot_product_attention(q, k, v, zeros({5, 7}, {DType::Int64})); },
+               "[scaled_dot_product_attention] mask must be bool (true = attend) or an additive float mask, got int64");
+  expect_error([&] { scaled_dot_product_attention(q, zeros({4, 7, 8}), zeros({4, 7, 4})); },
+               "[scaled_dot_product_attention] shapes (2, 3) and (4,) cannot broadcast");
+  EXPECT_EQ(scaled_dot_product_attention(q, k, v, zeros({3, 1, 7})).shape(), (Shape{2, 3, 5, 4}));
+  EXPECT_EQ(scaled_dot_product_attention(q, k, v, ones({1, 5, 1}, {DType::Bool})).shape(), (Shape{2, 3, 5, 4}));
+}
+
+TEST(NnErrors, AdaptivePoolOfEmptyPlane) {
+  // PyTorch refuses an empty H or W (the average would be 0/0 = NaN); empty N or C are fine.
+  expect_error([] { adaptive_avg_pool2d(zeros({1, 1, 0, 4}), {2, 2}); },
+               "[adaptive_avg_pool2d] input (1, 1, 0, 4) is empty on dim 2; H and W must be non-zero");
+  expect_error([] { adaptive_avg_pool2d(zeros({1, 4, 0}), {2, 2}); }, "[adaptive_avg_pool2d] input (1, 4, 0) is empty on dim 2");
+  expect_error([] { adaptive_avg_pool2d(zeros({1, 0, 4}), {2, 2}); }, "[adaptive_avg_pool2d] input (1, 0, 4) is empty on dim 1");
+  EXPECT_EQ(adaptive_avg_pool2d(zeros({0, 1, 4, 4}), {2, 2}).shape(), (Shape{0, 1, 2, 2}));
+  EXPECT_EQ(adaptive_avg_pool2d(zeros({1, 0, 4, 4}), {2, 2}).shape(), (Shape{1, 0, 2, 2}));
+  EXPECT_EQ(adaptive_avg_pool2d(zeros({0, 4, 4}), {2, 2}).shape(), (Shape{0, 2, 2}));
 }
 
 TEST(NnBatchNorm, UpdatesRunningStatsInPlace) {

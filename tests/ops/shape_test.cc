@@ -59,7 +59,9 @@ TEST(ShapeErrors, IndexOutOfRange) {
                "[scatter_add] index 5 is out of range for axis 1 of size 5");
   expect_error([&] { index_select(x, 1, tensor({0, 9})); }, "[index_select] index 9 is out of range for axis 1 of size 5");
   expect_error([&] { take_along_axis(x, full({3, 1}, 8, {DType::Int64}), 1); }, "[take_along_axis] index 8 is out of range for axis 1 of size 5");
-  expect_error([&] { one_hot(tensor({0, 4}), 3); }, "[one_hot] index 4 is out of range for axis 1 of size 3");
+  expect_error([&] { one_hot(tensor({0, 5}), 3); },
+               "[one_hot] class index 5 is out of range for num_classes 3; class indices must be in [0, 3)");
+  expect_error([&] { one_hot(tensor({{0, 1}, {-1, 2}}), 3); }, "[one_hot] class index -1 is out of range");
   expect_error([&] { one_hot(zeros({0}, {DType::Int64})); }, "[one_hot] cannot infer num_classes from an empty index");
   expect_error([&] { topk(x, 6, 1); }, "[topk] k = 6 is out of range for axis 1 of size 5");
   expect_error([&] { topk(x, -1, 0); }, "[topk] k = -1 is out of range");
@@ -105,6 +107,40 @@ TEST(Shape, ScatterDuplicatesAreDeterministic) {
   Tensor src = tensor({1.f, 2.f, 3.f});
   EXPECT_EQ(scatter(x, 0, idx, src).to_vector<float>(), (std::vector<float>{0, 3, 0}));
   EXPECT_EQ(scatter_add(x, 0, idx, src).to_vector<float>(), (std::vector<float>{0, 6, 0}));
+}
+
+TEST(ShapeErrors, ScatterSrcDtypeMustMatch) {
+  // PyTorch refuses the mismatch; a float src used to be truncated into the int input.
+  Tensor x = zeros({3}, {DType::Int64});
+  expect_error([&] { scatter(x, 0, tensor({0, 1}), tensor({1.5f, 2.5f})); },
+               "[scatter] src has dtype float32 but the input has dtype int64; they must match: cast src to int64 first");
+  expect_error([&] { scatter_add(zeros({3}), 0, tensor({0, 1}), ones({2}, {DType::Float64})); },
+               "[scatter_add] src has dtype float64 but the input has dtype float32");
+  expect_error([&] { scatter(x, 0, tensor({0, 1}), ones({2}, {DType::Int32})); }, "src has dtype int32");
+  EXPECT_EQ(scatter(x, 0, tensor({2, 0}), tensor({7, 8})).to_vector<int64_t>(), (std::vector<int64_t>{8, 0, 7}));
+}
+
+TEST(ShapeErrors, FillValuesMustFitTheDtype) {
+  // PyTorch: "value cannot be converted to type ... without overflow"; these used to wrap.
+  Tensor i8 = arange(0, 3, 1, {DType::Int8}), m = tensor({true, false, true});
+  expect_error([&] { masked_fill(arange(3), m, 1e30); },
+               "[masked_fill] value 1e+30 cannot be converted to int64 without overflow");
+  expect_error([&] { masked_fill(i8, m, 1000); }, "[masked_fill] value 1000 cannot be converted to int8");
+  expect_error([&] { masked_fill(i8, m, NAN); }, "[masked_fill] value nan cannot be converted to int8");
+  expect_error([&] { pad(i8, {1, 1}, PadMode::Constant, 1000); },
+               "[pad] value 1000 cannot be converted to int8 without overflow");
+  expect_error([&] { pad(i8, {1, 1}, PadMode::Constant, -129); }, "[pad] value -129 cannot be converted to int8");
+  expect_error([&] { pad(i8, {1, 1}, PadMode::Constant, INFINITY); }, "[pad] value inf cannot be converted to int8");
+  // What PyTorch accepts: in range (floats truncate), any value for bool and floating dtypes.
+  EXPECT_EQ(masked_fill(i8, m, 2.5).to_vector<int64_t>(), (std::vector<int64_t>{2, 1, 2}));
+  EXPECT_EQ(masked_fill(i8, m, -128).to_vector<int64_t>(), (std::vector<int64_t>{-128, 1, -128}));
+  EXPECT_EQ(masked_fill(m, m, 5).to_vector<bool>(), (std::vector<bool>{true, false, true}));
+  EXPECT_EQ(masked_fill(zeros({2}), tensor({true, false}), 1e30).to_vector<float>(), (std::vector<float>{1e30f, 0}));
+  EXPECT_EQ(pad(i8, {1, 1}, PadMode::Constant, 100).to_vector<int64_t>(), (std::vector<int64_t>{100, 0, 1, 2, 100}));
+  EXPECT_EQ(pad(arange(0, 2, 1, {DType::UInt8}), {1, 0}, PadMode::Constant, -1).to_vector<int64_t>(),
+            (std::vector<int64_t>{255, 0, 1}));
+  EXPECT_EQ(pad(zeros({1}), {1, 0}, PadMode::Constant, 1e30).to_vector<float>(), (std::vector<float>{1e30f, 0}));
+  EXPECT_EQ(pad(i8, {1, 1}, PadMode::Replicate).to_vector<int64_t>(), (std::vector<int64_t>{0, 0, 1, 2, 2}));
 }
 
 TEST(Shape, IndexDtypesAndHelpers) {
