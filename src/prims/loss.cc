@@ -43,6 +43,19 @@ void store_scalar(const Buffer& out, double v) {
   *out.ptr<T>() = static_cast<T>(static_cast<compute_t<T>>(v));
 }
 
+// Reads every log-probability once (and the targets), one multiply-add each.
+Cost loss_cost(std::span<const TensorType> in, std::span<const TensorType> out) {
+  double n = 1;
+  for (Dim d : in[0].shape) n *= d < 0 ? 1 : d;
+  double bytes = n * dtype_size(in[0].dtype);
+  for (size_t i = 1; i < in.size(); ++i) {
+    double m = 1;
+    for (Dim d : in[i].shape) m *= d < 0 ? 1 : d;
+    bytes += m * dtype_size(in[i].dtype);
+  }
+  return {2 * n, bytes + dtype_size(out[0].dtype)};
+}
+
 void run_nll(const void* attrs, std::span<const Buffer> in, std::span<const Buffer> out, const KernelContext&) {
   const auto& a = *static_cast<const NllLossAttrs*>(attrs);
   const Geo g = geometry(in[0]);
@@ -163,6 +176,9 @@ const Primitive& nll_def() {
       SPORE_ASSERT(in.size() == 2u + a.has_weight && in[1].dtype == DType::Int64, "nll_loss inputs");
       infer_loss(a.reduction, in, out);
     };
+    spec.cost = [](const NllLossAttrs&, std::span<const TensorType> in, std::span<const TensorType> out) {
+      return loss_cost(in, out);
+    };
     Primitive& q = define_primitive(spec);
     q.add_kernel({.device = DeviceType::CPU, .name = "cpu", .run = &run_nll});
     return q;
@@ -178,6 +194,9 @@ const Primitive& soft_nll_def() {
     spec.infer = [](const SoftNllLossAttrs& a, std::span<const TensorType> in, OutTypes& out) {
       SPORE_ASSERT(in.size() == 2u + a.has_weight && in[0].shape == in[1].shape, "soft_nll_loss inputs");
       infer_loss(a.reduction, in, out);
+    };
+    spec.cost = [](const SoftNllLossAttrs&, std::span<const TensorType> in, std::span<const TensorType> out) {
+      return loss_cost(in, out);
     };
     Primitive& q = define_primitive(spec);
     q.add_kernel({.device = DeviceType::CPU, .name = "cpu", .run = &run_soft_nll});

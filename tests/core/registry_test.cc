@@ -23,6 +23,7 @@ TEST(Registry, EveryPrimitiveMeetsTheContract) {
     EXPECT_TRUE(p->attrs.hash && p->attrs.equal && p->attrs.str && p->attrs.clone);
     const bool has_cpu = !p->kernels[static_cast<int>(DeviceType::CPU)].empty() || p->view != nullptr;
     EXPECT_TRUE(has_cpu) << "no CPU kernel";
+    EXPECT_TRUE(static_cast<bool>(p->cost)) << "no cost (flops and bytes) for the cost model";
     with_jvp += p->jvp != nullptr;
     with_vjp += p->vjp != nullptr;
     with_vmap += p->vmap != nullptr;
