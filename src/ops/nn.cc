@@ -32,7 +32,10 @@ int64_t trailing_axis(const char* op, const Tensor& x, const Shape& normalized_s
 
 // Writes `value` (the new running statistic, any float dtype) into `dst`'s own storage, element
 // by element through its strides, and bumps the storage version so saved copies see the change.
+// TODO(jit): this eager write is invisible to traces; under jit the new statistics must become
+// graph outputs marked "updates input j" (a State-effect assign primitive).
 void write_running(Tensor& dst, const Tensor& value) {
+  if (dst.device().type == DeviceType::Meta) return;  // types only: nothing to write
   const Tensor v = value.to(DType::Float64).contiguous();
   const double* src = v.data<double>();
   const int64_t n = dst.numel(), stride = dst.dim() == 0 ? 0 : dst.strides()[0];
