@@ -17,17 +17,22 @@ $(BUILD)/build.ninja:
 build: deps $(BUILD)/build.ninja
 	ninja -C $(BUILD) -j $(JOBS)
 
-# Unit tests, the PyTorch oracle, then the unit tests again under ASan + UBSan.
+# Unit tests, the layering and per-ISA symbol checks, the PyTorch oracle (with this CPU's
+# kernels, then again with the baseline and AVX2 ones), then the sanitizer build.
 test: build
 	$(BUILD)/bin/spore_tests --gtest_brief=1
+	python3 tests/include_graph.py
+	tests/isa_symbols_check.sh $(BUILD)
 	tests/oracle/run.sh $(BUILD)/bin/spore_oracle_cases $(BUILD)/oracle
+	SPORE_ISA=base tests/oracle/run.sh $(BUILD)/bin/spore_oracle_cases $(BUILD)/oracle-base
+	if grep -qw avx2 /proc/cpuinfo; then SPORE_ISA=avx2 SPORE_NUM_THREADS=1 tests/oracle/run.sh $(BUILD)/bin/spore_oracle_cases $(BUILD)/oracle-avx2; fi
 	$(MAKE) asan
 
+# Every oracle case's kernels run once more under the sanitizers (values are checked by `test`).
 asan: deps
 	cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_FLAGS_RELEASE="-O1 -g1" -DSPORE_SANITIZE=ON -DSPORE_BUILD_BENCH=OFF -DSPORE_WERROR=ON
 	ninja -C build-asan -j $(JOBS) spore_tests spore_oracle_cases
 	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 build-asan/bin/spore_tests --gtest_brief=1
-	# Every oracle case's kernels once more under the sanitizers (values are checked in `ctest`).
 	rm -rf build-asan/oracle && mkdir -p build-asan/oracle
 	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 build-asan/bin/spore_oracle_cases build-asan/oracle
 

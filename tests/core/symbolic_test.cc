@@ -36,8 +36,9 @@ TEST(Symbolic, ArithmeticFoldsConstantsAndInternsExpressions) {
 
 TEST(Symbolic, InferenceCarriesABatchSymbol) {
   Dim b = new_symbol("n");
+  const NoAttrs none;
   // Broadcasting: (n, 3) + (1, 3) -> (n, 3)
-  auto add = infer(prims::binary_primitive(cpu::BinaryOp::add), nullptr,
+  auto add = infer(prims::binary_primitive(cpu::BinaryOp::add), &none,
                    {{DType::Float32, false, {b, 3}}, {DType::Float32, false, {1, 3}}});
   EXPECT_EQ(add.t[0].shape, (Shape{b, 3}));
   // matmul: (n, 3) @ (3, 5) -> (n, 5)
@@ -54,7 +55,7 @@ TEST(Symbolic, InferenceCarriesABatchSymbol) {
   auto s = infer(prims::reduce_primitive(prims::ReduceOp::Sum), &sa, {{DType::Float32, false, {b, 3}}});
   EXPECT_EQ(s.t[0].shape, (Shape{b}));
   // A mismatch of constants is still an error under symbols.
-  EXPECT_THROW(infer(prims::binary_primitive(cpu::BinaryOp::add), nullptr,
+  EXPECT_THROW(infer(prims::binary_primitive(cpu::BinaryOp::add), &none,
                      {{DType::Float32, false, {b, 3}}, {DType::Float32, false, {b, 4}}}),
                Error);
 }

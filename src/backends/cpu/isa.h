@@ -11,6 +11,10 @@
 #define SPORE_ISA_NAME(name) SPORE_ISA_CAT(SPORE_ISA_CAT(name, _), SPORE_ISA)
 #define SPORE_ISA_STR2(a) #a
 #define SPORE_ISA_STR(a) SPORE_ISA_STR2(a)
+/// Marks the few functions a *.isa.cc file exports (its SPORE_ISA_NAME table getters). The ISA
+/// copies are compiled with -fvisibility=hidden and every other symbol is made local to its copy
+/// at build time (see CMakeLists.txt), so an unmarked function is not callable from other files.
+#define SPORE_ISA_EXPORT __attribute__((visibility("default")))
 
 namespace spore::cpu {
 

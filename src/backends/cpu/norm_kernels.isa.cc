@@ -196,6 +196,6 @@ const NormKernels& norm_table() {
 
 }  // namespace SPORE_ISA
 
-const NormKernels& SPORE_ISA_NAME(norm_kernels)() { return SPORE_ISA::norm_table(); }
+SPORE_ISA_EXPORT const NormKernels& SPORE_ISA_NAME(norm_kernels)() { return SPORE_ISA::norm_table(); }
 
 }  // namespace spore::cpu

@@ -148,6 +148,6 @@ const ReduceKernels& reduce_table() {
 
 }  // namespace SPORE_ISA
 
-const ReduceKernels& SPORE_ISA_NAME(reduce_kernels)() { return SPORE_ISA::reduce_table(); }
+SPORE_ISA_EXPORT const ReduceKernels& SPORE_ISA_NAME(reduce_kernels)() { return SPORE_ISA::reduce_table(); }
 
 }  // namespace spore::cpu

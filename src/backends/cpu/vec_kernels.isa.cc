@@ -180,6 +180,6 @@ const VecKernels& table() {
 
 }  // namespace SPORE_ISA
 
-const VecKernels& SPORE_ISA_NAME(vec_kernels)() { return SPORE_ISA::table(); }
+SPORE_ISA_EXPORT const VecKernels& SPORE_ISA_NAME(vec_kernels)() { return SPORE_ISA::table(); }
 
 }  // namespace spore::cpu
