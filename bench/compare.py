@@ -21,6 +21,8 @@ rows = [
     # (label, spore key, peer label, peer time, target description, met(ratio))
     ("dispatch_add_1elem", "dispatch_add_1elem/1", "torch (python)", torch["dispatch_add_1elem"]["us"],
      "<= 0.5 us per op", lambda s, p: s <= 0.5),
+    ("dispatch_add_literal (a + 1.0)", "dispatch_add_literal/1", "torch (python)", torch["dispatch_add_literal"]["us"],
+     "<= 0.5 us per op", lambda s, p: s <= 0.5),
     ("matmul_1024 1T vs oneDNN", "matmul_1024/1", "onednn", spore.get("onednn_matmul_1024/1"),
      ">= 0.97x oneDNN throughput", lambda s, p: p / s >= 0.97),
     ("matmul_1024 2T vs oneDNN", "matmul_1024/2", "onednn", spore.get("onednn_matmul_1024/2"),

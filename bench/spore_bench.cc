@@ -25,6 +25,14 @@ void BM_dispatch_add_1elem(benchmark::State& st) {
 }
 BENCHMARK(BM_dispatch_add_1elem)->Arg(1);
 
+// The same with a C++ literal operand (`a + 1.0`): the literal is built in place, no dispatch.
+void BM_dispatch_add_literal(benchmark::State& st) {
+  threads(st, st.range(0));
+  Tensor a = ops::full({1}, 1.0);
+  for (auto _ : st) benchmark::DoNotOptimize(a + 1.0);
+}
+BENCHMARK(BM_dispatch_add_literal)->Arg(1);
+
 void BM_matmul_1024(benchmark::State& st) {
   threads(st, st.range(0));
   Tensor a = ops::normal({1024, 1024}), b = ops::normal({1024, 1024});

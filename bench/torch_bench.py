@@ -23,14 +23,18 @@ def median_time(fn, min_time=0.5, warmup=3):
     return times[len(times) // 2] * 1e6
 
 
-def tiny_add_us():
+def tiny_add_us(literal=False):
     a, b = torch.ones(1), torch.ones(1)
     n = 200000
     best = float("inf")
     for _ in range(5):
         t0 = time.perf_counter()
-        for _ in range(n):
-            a + b
+        if literal:
+            for _ in range(n):
+                a + 1.0
+        else:
+            for _ in range(n):
+                a + b
         best = min(best, (time.perf_counter() - t0) / n * 1e6)
     return best
 
@@ -40,6 +44,7 @@ def main():
     out = {}
     torch.set_num_threads(1)
     out["dispatch_add_1elem"] = {"threads": 1, "us": tiny_add_us()}
+    out["dispatch_add_literal"] = {"threads": 1, "us": tiny_add_us(literal=True)}
     for t in (1, 2):
         torch.set_num_threads(t)
         a, b = torch.randn(1024, 1024), torch.randn(1024, 1024)

@@ -119,20 +119,29 @@ Tensor pow(const Tensor& a, Scalar b) { return pow(a, weak_scalar(b)); }
 }  // namespace spore::ops
 
 namespace spore {
-using ops::weak_scalar;
+namespace {
+int category(DType t) { return t == DType::Bool ? 0 : is_floating(t) ? 2 : 1; }
+// The literal for `t (op) s`, made directly in the dtype promotion will pick, so the op needs no
+// second literal or cast: the tensor's dtype unless the literal raises the category.
+Tensor literal_for(const Tensor& t, Scalar s) {
+  const DType own = s.default_dtype();
+  return ops::literal(s, category(own) <= category(t.dtype()) ? t.dtype() : own);
+}
+}  // namespace
+
 Tensor operator+(const Tensor& a, const Tensor& b) { return ops::add(a, b); }
 Tensor operator-(const Tensor& a, const Tensor& b) { return ops::sub(a, b); }
 Tensor operator*(const Tensor& a, const Tensor& b) { return ops::mul(a, b); }
 Tensor operator/(const Tensor& a, const Tensor& b) { return ops::div(a, b); }
 Tensor operator-(const Tensor& a) { return ops::neg(a); }
-Tensor operator+(const Tensor& a, Scalar b) { return ops::add(a, weak_scalar(b)); }
-Tensor operator-(const Tensor& a, Scalar b) { return ops::sub(a, weak_scalar(b)); }
-Tensor operator*(const Tensor& a, Scalar b) { return ops::mul(a, weak_scalar(b)); }
-Tensor operator/(const Tensor& a, Scalar b) { return ops::div(a, weak_scalar(b)); }
-Tensor operator+(Scalar a, const Tensor& b) { return ops::add(weak_scalar(a), b); }
-Tensor operator-(Scalar a, const Tensor& b) { return ops::sub(weak_scalar(a), b); }
-Tensor operator*(Scalar a, const Tensor& b) { return ops::mul(weak_scalar(a), b); }
-Tensor operator/(Scalar a, const Tensor& b) { return ops::div(weak_scalar(a), b); }
+Tensor operator+(const Tensor& a, Scalar b) { return ops::add(a, literal_for(a, b)); }
+Tensor operator-(const Tensor& a, Scalar b) { return ops::sub(a, literal_for(a, b)); }
+Tensor operator*(const Tensor& a, Scalar b) { return ops::mul(a, literal_for(a, b)); }
+Tensor operator/(const Tensor& a, Scalar b) { return ops::div(a, literal_for(a, b)); }
+Tensor operator+(Scalar a, const Tensor& b) { return ops::add(literal_for(b, a), b); }
+Tensor operator-(Scalar a, const Tensor& b) { return ops::sub(literal_for(b, a), b); }
+Tensor operator*(Scalar a, const Tensor& b) { return ops::mul(literal_for(b, a), b); }
+Tensor operator/(Scalar a, const Tensor& b) { return ops::div(literal_for(b, a), b); }
 }  // namespace spore
 
 namespace spore::ops {
