@@ -121,21 +121,5 @@ Tensor tensor(std::initializer_list<int> v) {
 }
 Tensor tensor(std::initializer_list<bool> v) { return from_vector(std::vector<bool>(v)); }
 
-namespace {
-template <class T, class S>
-Tensor nested(std::initializer_list<std::initializer_list<S>> v) {
-  std::vector<T> flat;
-  size_t cols = v.size() ? v.begin()->size() : 0;
-  for (auto& row : v) {
-    SPORE_CHECK(row.size() == cols, "[tensor] ragged nested list: rows of ", cols, " and ", row.size(), " values");
-    flat.insert(flat.end(), row.begin(), row.end());
-  }
-  return from_vector(flat, {static_cast<Dim>(v.size()), static_cast<Dim>(cols)});
-}
-}  // namespace
-
-Tensor tensor(std::initializer_list<std::initializer_list<float>> v) { return nested<float>(v); }
-Tensor tensor(std::initializer_list<std::initializer_list<double>> v) { return nested<double>(v); }
-Tensor tensor(std::initializer_list<std::initializer_list<int>> v) { return nested<int64_t>(v); }
 
 }  // namespace spore::ops

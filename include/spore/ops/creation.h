@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 #include <initializer_list>
+#include <type_traits>
 #include <vector>
 
 #include "spore/tensor.h"
@@ -45,8 +46,20 @@ Tensor tensor(std::initializer_list<double> v);
 Tensor tensor(std::initializer_list<int64_t> v);
 Tensor tensor(std::initializer_list<int> v);
 Tensor tensor(std::initializer_list<bool> v);
-Tensor tensor(std::initializer_list<std::initializer_list<float>> v);
-Tensor tensor(std::initializer_list<std::initializer_list<double>> v);
-Tensor tensor(std::initializer_list<std::initializer_list<int>> v);
+/// A 2-D tensor from rows: `tensor({{1, 2}, {3, 4}})` (int64), `tensor({{0.5f, 1.f}})` (float32).
+/// One template, so a single row such as {{0, 4}} is not ambiguous. (A single column written as
+/// {{1.f}, {2.f}} is read by C++ as the 1-D list {1.f, 2.f}: use from_vector with a shape.)
+template <class T>
+Tensor tensor(std::initializer_list<std::initializer_list<T>> rows) {
+  using S = std::conditional_t<std::is_integral_v<T> && !std::is_same_v<T, bool>, int64_t, T>;
+  const size_t cols = rows.size() ? rows.begin()->size() : 0;
+  std::vector<S> flat;
+  flat.reserve(rows.size() * cols);
+  for (const auto& row : rows) {
+    SPORE_CHECK(row.size() == cols, "[tensor] ragged nested list: rows of ", cols, " and ", row.size(), " values");
+    flat.insert(flat.end(), row.begin(), row.end());
+  }
+  return from_vector(flat, {static_cast<Dim>(rows.size()), static_cast<Dim>(cols)});
+}
 
 }  // namespace spore::ops
