@@ -119,15 +119,7 @@ Tensor pow(const Tensor& a, Scalar b) { return pow(a, weak_scalar(b)); }
 }  // namespace spore::ops
 
 namespace spore {
-namespace {
-int category(DType t) { return t == DType::Bool ? 0 : is_floating(t) ? 2 : 1; }
-// The literal for `t (op) s`, made directly in the dtype promotion will pick, so the op needs no
-// second literal or cast: the tensor's dtype unless the literal raises the category.
-Tensor literal_for(const Tensor& t, Scalar s) {
-  const DType own = s.default_dtype();
-  return ops::literal(s, category(own) <= category(t.dtype()) ? t.dtype() : own);
-}
-}  // namespace
+using ops::literal_for;
 
 Tensor operator+(const Tensor& a, const Tensor& b) { return ops::add(a, b); }
 Tensor operator-(const Tensor& a, const Tensor& b) { return ops::sub(a, b); }

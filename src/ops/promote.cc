@@ -9,8 +9,6 @@
 namespace spore::ops {
 namespace {
 
-int category(DType t) { return t == DType::Bool ? 0 : is_floating(t) ? 2 : 1; }
-
 struct Slot {
   bool set = false;
   DType t = DType::Bool;
@@ -33,6 +31,13 @@ Slot combine(Slot higher, Slot lower) {
 }
 
 }  // namespace
+
+int category(DType t) { return t == DType::Bool ? 0 : is_floating(t) ? 2 : 1; }
+
+Tensor literal_for(const Tensor& t, Scalar s) {
+  const DType own = s.default_dtype();
+  return literal(s, category(own) <= category(t.dtype()) ? t.dtype() : own);
+}
 
 DType result_type(std::initializer_list<const Tensor*> xs) {
   Slot dim, zero, weak;

@@ -16,6 +16,13 @@ inline DType result_type(const Tensor& a, const Tensor& b) { return result_type(
 /// The dtype floating functions compute in: integers and bool go to float32.
 inline DType float_type(DType t) { return is_floating(t) ? t : DType::Float32; }
 
+/// Promotion category: bool 0 < integer 1 < floating 2.
+int category(DType t);
+
+/// The literal for `t (op) s`, made directly in the dtype promotion will pick (t's dtype unless
+/// the literal raises the category), so the op needs no second literal or cast.
+Tensor literal_for(const Tensor& t, Scalar s);
+
 /// A weak 0-d literal holding `s` in `dtype`, made without dispatch: literals are constants.
 Tensor literal(Scalar s, DType dtype);
 

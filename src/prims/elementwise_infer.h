@@ -24,14 +24,19 @@ inline void infer_broadcast(const char* op, std::span<const TensorType> in, DTyp
   out.add(dtype, std::move(s)).weak = weak;
 }
 
+/// Element count for cost estimates (a symbolic dim counts as 1).
+inline double cost_numel(const Shape& s) {
+  double n = 1;
+  for (Dim d : s) n *= is_symbolic(d) ? 1 : static_cast<double>(d);
+  return n;
+}
+
 /// Elementwise cost: one op per element, each operand read or written once.
 inline Cost elementwise_cost(std::span<const TensorType> in, std::span<const TensorType> out, double flops_per = 1) {
-  double n = 1;
-  for (Dim d : out[0].shape) n *= d < 0 ? 1 : d;
+  const double n = cost_numel(out[0].shape);
   double bytes = 0;
   for (auto& t : in) {
-    double m = 1;
-    for (Dim d : t.shape) m *= d < 0 ? 1 : d;
+    const double m = cost_numel(t.shape);
     bytes += m * dtype_size(t.dtype);
   }
   return {n * flops_per, bytes + n * dtype_size(out[0].dtype)};

@@ -2,6 +2,7 @@
 // embedding: a row gather. Indices are checked on the calling thread first (an error must not
 // be thrown inside a parallel region), then rows are copied in parallel.
 #include "prims/embedding.h"
+#include "prims/elementwise_infer.h"
 
 #include <cstring>
 
@@ -41,8 +42,7 @@ const Primitive& embedding_def() {
       out.add(in[0].dtype, s);
     };
     spec.cost = [](const NoAttrs&, std::span<const TensorType>, std::span<const TensorType> out) {
-      double n = 1;
-      for (Dim d : out[0].shape) n *= d < 0 ? 1 : d;
+      const double n = cost_numel(out[0].shape);
       return Cost{0, 2 * n * dtype_size(out[0].dtype)};
     };
     Primitive& q = define_primitive(spec);

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "prims/factories.h"
+#include "prims/elementwise_infer.h"
 
 #include <type_traits>
 
@@ -22,8 +23,7 @@ const Primitive& fill_def() {
     spec.num_inputs = 0;
     spec.infer = [](const FillAttrs& a, std::span<const TensorType>, OutTypes& out) { out.add(a.dtype, a.shape); };
     spec.cost = [](const FillAttrs& a, std::span<const TensorType>, std::span<const TensorType> out) {
-      double n = 1;
-      for (Dim d : a.shape) n *= d < 0 ? 1 : d;
+      const double n = cost_numel(a.shape);
       return Cost{0, n * dtype_size(a.dtype)};
     };
     Primitive& q = define_primitive(spec);

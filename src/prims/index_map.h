@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/primitive.h"
+#include "prims/elementwise_infer.h"
 #include "runtime/parallel.h"
 
 namespace spore::prims {
@@ -102,8 +103,7 @@ inline void table_copy(const void* src, void* dst, const int64_t* dst_strides, c
 
 /// Cost of a pure data movement: each output element read once and written once.
 inline Cost move_cost(std::span<const TensorType> out) {
-  double n = 1;
-  for (Dim d : out[0].shape) n *= d < 0 ? 1 : d;
+  const double n = cost_numel(out[0].shape);
   return Cost{0, 2 * n * static_cast<double>(dtype_size(out[0].dtype))};
 }
 

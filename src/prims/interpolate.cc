@@ -3,6 +3,7 @@
 // PyTorch's formulas and precision (nearest in float32 arithmetic; bilinear in the compute
 // type), then every (n, c) plane is filled in parallel.
 #include "prims/interpolate.h"
+#include "prims/elementwise_infer.h"
 
 #include <cmath>
 
@@ -105,8 +106,7 @@ const Primitive& interpolate_def() {
       out.add(in[0].dtype, Shape{s[0], s[1], a.out_h, a.out_w});
     };
     spec.cost = [](const InterpolateAttrs& a, std::span<const TensorType>, std::span<const TensorType> out) {
-      double n = 1;
-      for (Dim d : out[0].shape) n *= d < 0 ? 1 : d;
+      const double n = cost_numel(out[0].shape);
       return Cost{n * (a.bilinear ? 6 : 0), 2 * n * dtype_size(out[0].dtype)};
     };
     Primitive& q = define_primitive(spec);

@@ -3,6 +3,7 @@
 // Per-element terms are computed in float64; sums run over fixed chunks of elements combined in
 // chunk order, so results do not depend on the thread count.
 #include "prims/loss.h"
+#include "prims/elementwise_infer.h"
 
 #include <cmath>
 #include <limits>
@@ -45,12 +46,10 @@ void store_scalar(const Buffer& out, double v) {
 
 // Reads every log-probability once (and the targets), one multiply-add each.
 Cost loss_cost(std::span<const TensorType> in, std::span<const TensorType> out) {
-  double n = 1;
-  for (Dim d : in[0].shape) n *= d < 0 ? 1 : d;
+  const double n = cost_numel(in[0].shape);
   double bytes = n * dtype_size(in[0].dtype);
   for (size_t i = 1; i < in.size(); ++i) {
-    double m = 1;
-    for (Dim d : in[i].shape) m *= d < 0 ? 1 : d;
+    const double m = cost_numel(in[i].shape);
     bytes += m * dtype_size(in[i].dtype);
   }
   return {2 * n, bytes + dtype_size(out[0].dtype)};

@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "core/primitive.h"
+#include "prims/elementwise_infer.h"
 #include "runtime/parallel.h"
 
 namespace spore::prims::random_detail {
@@ -30,8 +31,7 @@ const Primitive& define_fill(const char* name, KernelRunFn run, double flops_per
   Primitive& p = define_primitive(spec);
   p.cost = [flops_per_element](const void* attrs, std::span<const TensorType>, std::span<const TensorType>) {
     const auto& a = *static_cast<const Attrs*>(attrs);
-    double n = 1;
-    for (Dim d : a.shape) n *= d < 0 ? 1 : d;
+    const double n = cost_numel(a.shape);
     return Cost{n * flops_per_element, n * static_cast<double>(dtype_size(a.dtype))};
   };
   p.add_kernel({.device = DeviceType::CPU, .name = "cpu", .run = run});

@@ -4,6 +4,7 @@
 // integers and bool in int64. Two-pass kinds (var/std: mean then squared deviations; logsumexp:
 // max then sum of exp) run the engine twice with the first pass as a per-output parameter.
 #include "prims/reduce.h"
+#include "prims/elementwise_infer.h"
 
 #include <array>
 #include <cmath>
@@ -121,9 +122,7 @@ const Primitive* define_reduce() {
     out.add(reduce_out_dtype(Op, in[0].dtype), reduce_shape(in[0].shape, a.axes, a.keepdims));
   };
   spec.cost = [](const ReduceAttrs&, std::span<const TensorType> in, std::span<const TensorType> out) {
-    double n = 1, m = 1;
-    for (Dim d : in[0].shape) n *= d < 0 ? 1 : d;
-    for (Dim d : out[0].shape) m *= d < 0 ? 1 : d;
+    const double n = cost_numel(in[0].shape), m = cost_numel(out[0].shape);
     const double passes = (Op == ReduceOp::Var || Op == ReduceOp::Std || Op == ReduceOp::LogSumExp) ? 2 : 1;
     return Cost{n * passes, n * passes * dtype_size(in[0].dtype) + m * dtype_size(out[0].dtype)};
   };

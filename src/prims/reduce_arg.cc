@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "prims/reduce.h"
+#include "prims/elementwise_infer.h"
 #include "prims/reduce_engine.h"
 
 namespace spore::prims {
@@ -58,8 +59,7 @@ const Primitive* define_arg() {
     out.add(DType::Int64, reduce_shape(in[0].shape, axes, a.keepdims));
   };
   spec.cost = [](const ArgReduceAttrs&, std::span<const TensorType> in, std::span<const TensorType>) {
-    double n = 1;
-    for (Dim d : in[0].shape) n *= d < 0 ? 1 : d;
+    const double n = cost_numel(in[0].shape);
     return Cost{n, n * dtype_size(in[0].dtype)};
   };
   Primitive& p = define_primitive(spec);

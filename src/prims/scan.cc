@@ -3,6 +3,7 @@
 // (float32 for 16-bit floats, float64 for float32, int64 for integers), so the result is the
 // same on any thread count; lines are split across threads.
 #include "prims/scan.h"
+#include "prims/elementwise_infer.h"
 
 #include <algorithm>
 
@@ -79,8 +80,7 @@ const Primitive* define_scan() {
     out.add(is_integral(in[0].dtype, true) ? DType::Int64 : in[0].dtype, in[0].shape);
   };
   spec.cost = [](const ScanAttrs&, std::span<const TensorType> in, std::span<const TensorType> out) {
-    double n = 1;
-    for (Dim d : in[0].shape) n *= d < 0 ? 1 : d;
+    const double n = cost_numel(in[0].shape);
     return Cost{n, n * (dtype_size(in[0].dtype) + dtype_size(out[0].dtype))};
   };
   Primitive& p = define_primitive(spec);

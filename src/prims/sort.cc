@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "prims/sort.h"
+#include "prims/elementwise_infer.h"
 
 #include <algorithm>
 #include <cmath>
@@ -108,8 +109,7 @@ const Primitive& define_sort(const char* name, void (*infer)(const Attrs&, std::
   spec.num_inputs = 1;
   spec.infer = infer;
   spec.cost = [](const Attrs&, std::span<const TensorType> in, std::span<const TensorType> out) {
-    double n = 1;
-    for (Dim d : in[0].shape) n *= d < 0 ? 1 : d;
+    const double n = cost_numel(in[0].shape);
     return Cost{n * 8, n * static_cast<double>(dtype_size(in[0].dtype)) + move_cost(out).bytes};
   };
   spec.residuals = {.outputs = 0b10};  // the vjp scatters the cotangent through the indices
