@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Spore: one include for the public C++ API.
+#include "spore/autodiff.h"
 #include "spore/device.h"
 #include "spore/dtype.h"
 #include "spore/error.h"
@@ -10,3 +11,4 @@
 #include "spore/shape.h"
 #include "spore/tensor.h"
 #include "spore/threading.h"
+#include "spore/tree.h"

@@ -110,13 +110,38 @@ struct Cost {
 };
 
 class Primitive;
-// Transform rules (filled by src/autodiff and src/transforms; written with public ops so they
-// compose). They are declared here so every primitive has the slots from the start.
-using JvpRule = void (*)(const Primitive& p, const void* attrs, std::span<const Tensor> primals,
-                         std::span<const Tensor> outputs, std::span<const Tensor> tangents,
-                         std::vector<Tensor>& out_tangents);
-using VjpRule = void (*)(const Primitive& p, const void* attrs, std::span<const Tensor> residuals,
-                         std::span<const Tensor> cotangents, std::vector<Tensor>& in_cotangents);
+// Transform rules (filled by src/autodiff; written with public ops so they compose: the ops a
+// rule emits are themselves recorded by outer traces and tapes, which gives grad of grad, jvp of
+// grad and jit of grad with no special code). A cotangent or tangent has its primal's dtype and
+// shape; an undefined tensor means zero.
+
+/// What a forward-mode rule sees: every primal input and output, and one tangent per input
+/// (undefined where the input has none: a constant, an integer, a literal).
+struct JvpArgs {
+  const void* attrs;
+  std::span<const Tensor> inputs;
+  std::span<const Tensor> outputs;
+  std::span<const Tensor> tangents;
+};
+/// Fills `out_tangents` (one per output, pre-sized; leave undefined for a zero or for an
+/// output that is not differentiable, such as integer indices).
+using JvpRule = void (*)(const JvpArgs& a, std::span<Tensor> out_tangents);
+
+/// What a reverse-mode rule sees. `inputs`/`outputs` hold the tensors the primitive declared in
+/// its Residuals (undefined elsewhere: they were not kept); their types are always there.
+struct VjpArgs {
+  const void* attrs;
+  std::span<const Tensor> inputs;
+  std::span<const Tensor> outputs;
+  std::span<const TensorType> in_types;
+  std::span<const TensorType> out_types;
+  /// One per output; undefined = zero (for multi-output primitives, or integer outputs).
+  std::span<const Tensor> cotangents;
+  /// needs[i]: the cotangent of input i is wanted (a float input that a trace tracks).
+  std::span<const bool> needs;
+};
+/// Fills `in_cotangents` (one per input, pre-sized) where needs[i]; undefined = zero.
+using VjpRule = void (*)(const VjpArgs& a, std::span<Tensor> in_cotangents);
 using VmapRule = void (*)(const Primitive& p, const void* attrs, std::span<const Tensor> in,
                           std::span<const int> in_axes, std::vector<Tensor>& out,
                           std::vector<int>& out_axes);

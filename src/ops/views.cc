@@ -151,6 +151,10 @@ Tensor broadcast_to(const Tensor& x, const Shape& shape) {
   return runtime::call(prims::broadcast_to_primitive(), prims::BroadcastAttrs{shape}, {x});
 }
 
+Tensor stop_gradient(const Tensor& x) {
+  return runtime::call(prims::stop_gradient_primitive(), NoAttrs{}, {x});
+}
+
 Tensor diagonal(const Tensor& x, int64_t offset, int64_t axis1, int64_t axis2) {
   SPORE_CHECK(x.dim() >= 2, "[diagonal] needs a tensor of rank >= 2, got ", shape_str(x.shape()));
   int a1 = normalize_axis(axis1, x.dim(), "diagonal"), a2 = normalize_axis(axis2, x.dim(), "diagonal");

@@ -173,7 +173,22 @@ const Primitive& diagonal_def() {
   return p;
 }
 
-[[maybe_unused]] const bool registered = (reshape_def(), permute_def(), slice_def(), broadcast_def(), diagonal_def(), true);
+// The identity that transforms treat as a constant: its jvp and vjp give zero. A view, so it
+// costs nothing eagerly; under a trace it is a node, so the IR keeps where gradients stop.
+const Primitive& stop_gradient_def() {
+  static const Primitive& p = define_view<NoAttrs>(
+      "stop_gradient",
+      [](const NoAttrs&, std::span<const TensorType> in, OutTypes& out) {
+        out.add(in[0].dtype, in[0].shape).weak = in[0].weak;
+      },
+      [](const void*, const Tensor& in, const TensorType&) {
+        return make_view(in, in.shape(), in.strides(), in.offset());
+      });
+  return p;
+}
+
+[[maybe_unused]] const bool registered =
+    (reshape_def(), permute_def(), slice_def(), broadcast_def(), diagonal_def(), stop_gradient_def(), true);
 
 }  // namespace
 
@@ -182,5 +197,6 @@ const Primitive& permute_primitive() { return permute_def(); }
 const Primitive& slice_primitive() { return slice_def(); }
 const Primitive& broadcast_to_primitive() { return broadcast_def(); }
 const Primitive& diagonal_primitive() { return diagonal_def(); }
+const Primitive& stop_gradient_primitive() { return stop_gradient_def(); }
 
 }  // namespace spore::prims

@@ -41,6 +41,8 @@ const Primitive& permute_primitive();
 const Primitive& slice_primitive();
 const Primitive& broadcast_to_primitive();
 const Primitive& diagonal_primitive();
+/// Identity view whose derivative is zero (spore::stop_gradient).
+const Primitive& stop_gradient_primitive();
 
 /// Strides that let `shape` view a tensor of `old_shape`/`old_strides`, if any (PyTorch's rule).
 std::optional<Strides> view_strides(const Shape& old_shape, const Strides& old_strides, const Shape& shape);

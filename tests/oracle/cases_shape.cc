@@ -69,6 +69,7 @@ void views(Writer& w, uint64_t& seed) {
     w.add("broadcast_to", {e}, {broadcast_to(e, {2, 3, 0})}, {{"shape", V{2, 3, 0}}});
     Tensor ent = non_contiguous(R({3, 1}));
     w.add("broadcast_to", {ent}, {broadcast_to(ent, {4, 3, 2})}, {{"shape", V{4, 3, 2}}});
+    w.add("stop_gradient", {ent}, {stop_gradient(ent)});
     Tensor m = R({4, 5}), m3 = non_contiguous(R({2, 3, 4}));
     for (int64_t off : {0, 1, -2, 7})
       w.add("diagonal", {m}, {diagonal(m, off)}, {{"offset", off}, {"axis1", int64_t{0}}, {"axis2", int64_t{1}}});

@@ -87,4 +87,7 @@ Tensor triu(const Tensor& x, int64_t diagonal = 0);
 /// Eager only: the count depends on values, so it cannot be traced by jit or vmap.
 Tensor nonzero(const Tensor& x);
 
+/// The same values, as a constant for every transform: no gradient or tangent flows through.
+Tensor stop_gradient(const Tensor& x);
+
 }  // namespace spore::ops

@@ -66,6 +66,7 @@ OPS = {
     "unsqueeze": lambda ins, a: ins[0].unsqueeze(a["axis"]),
     "expand": lambda ins, a: ins[0].expand(a["shape"]),
     "broadcast_to": lambda ins, a: torch.broadcast_to(ins[0], a["shape"]),
+    "stop_gradient": lambda ins, a: ins[0].detach(),
     "diagonal": lambda ins, a: torch.diagonal(ins[0], a["offset"], a["axis1"], a["axis2"]),
     "concat": lambda ins, a: torch.cat(ins, a["axis"]),
     "stack": lambda ins, a: torch.stack(ins, a["axis"]),

@@ -1,0 +1,127 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "autodiff/frames.h"
+
+#include <atomic>
+#include <mutex>
+
+#include "autodiff/rules.h"
+#include "runtime/trace_hooks.h"
+#include "spore/error.h"
+
+namespace spore::autodiff {
+namespace {
+
+struct Stack {
+  std::vector<Frame*> frames;
+  int active = 0;
+};
+thread_local Stack tls_stack;
+
+std::atomic<uint64_t> g_next_uid{1};
+
+void sync_count() { runtime::tls_open_traces = tls_stack.active; }
+
+// The record hook: after an eager op, every active frame that tracks an input records it.
+// Outer frames go first so an inner frame's rule ops (emitted with only outer frames active)
+// never run before the outer frames have seen the op itself.
+void record_hook(const Primitive& p, const void* attrs, std::span<const Tensor> in, std::span<const Tensor> out) {
+  Stack& s = tls_stack;
+  const int active = s.active;
+  for (int d = 0; d < active; ++d) {
+    Frame* f = s.frames[d];
+    if (f->kind() == Frame::Kind::Symbolic) continue;  // symbolic traces see ops via the symbolic hook
+    bool tracked = false;
+    for (const Tensor& t : in)
+      if (find_entry(t, f->uid())) {
+        tracked = true;
+        break;
+      }
+    if (tracked) f->record(d, p, attrs, in, out);
+  }
+}
+
+}  // namespace
+
+Frame::Frame(Kind kind) : kind_(kind), uid_(g_next_uid.fetch_add(1, std::memory_order_relaxed)) {}
+
+void push_frame(Frame* f) {
+  install();
+  Stack& s = tls_stack;
+  SPORE_ASSERT(s.active == static_cast<int>(s.frames.size()), "a transform was called while another one emits its rules");
+  s.frames.push_back(f);
+  s.active = static_cast<int>(s.frames.size());
+  sync_count();
+}
+
+void pop_frame(Frame* f) {
+  Stack& s = tls_stack;
+  SPORE_ASSERT(!s.frames.empty() && s.frames.back() == f, "transform frames closed out of order");
+  s.frames.pop_back();
+  s.active = std::min(s.active, static_cast<int>(s.frames.size()));
+  sync_count();
+}
+
+SuspendAbove::SuspendAbove(int depth) : saved_(tls_stack.active) {
+  tls_stack.active = std::min(depth, saved_);
+  sync_count();
+}
+SuspendAbove::~SuspendAbove() {
+  tls_stack.active = saved_;
+  sync_count();
+}
+
+Frame* innermost(Frame::Kind kind) {
+  Stack& s = tls_stack;
+  for (int d = s.active - 1; d >= 0; --d)
+    if (s.frames[d]->kind() == kind) return s.frames[d];
+  return nullptr;
+}
+
+std::span<Frame* const> active_frames() { return {tls_stack.frames.data(), static_cast<size_t>(tls_stack.active)}; }
+
+const TraceSlot::Entry* find_entry(const Tensor& t, uint64_t uid) {
+  const TraceSlot* slot = t.impl()->trace.get();
+  if (slot == nullptr) return nullptr;
+  for (const auto& e : slot->entries)
+    if (e.uid == uid) return &e;
+  return nullptr;
+}
+
+void add_entry(const Tensor& t, TraceSlot::Entry e) {
+  auto& slot = t.impl()->trace;
+  if (!slot) slot = std::make_shared<TraceSlot>();
+  for (auto& old : slot->entries)
+    if (old.uid == e.uid) {
+      old = std::move(e);
+      return;
+    }
+  slot->entries.push_back(std::move(e));
+}
+
+Tensor fresh_alias(const Tensor& t) {
+  auto impl = std::make_shared<TensorImpl>(*t.impl());
+  impl->trace = nullptr;
+  return Tensor(std::move(impl));
+}
+
+Tensor without_entry(const Tensor& t, uint64_t uid) {
+  if (!find_entry(t, uid)) return t;
+  auto impl = std::make_shared<TensorImpl>(*t.impl());
+  auto slot = std::make_shared<TraceSlot>();
+  for (const auto& e : t.impl()->trace->entries)
+    if (e.uid != uid) slot->entries.push_back(e);
+  impl->trace = slot->entries.empty() ? nullptr : std::move(slot);
+  return Tensor(std::move(impl));
+}
+
+void install() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    install_rules();
+    runtime::TraceHooks h = runtime::trace_hooks();
+    h.record = record_hook;
+    runtime::set_trace_hooks(h);
+  });
+}
+
+}  // namespace spore::autodiff

@@ -1,0 +1,50 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+// The PyNative reverse-mode tape (shared/ARCHITECTURE.md, "PyNative"): per recorded op, the
+// primitive, its attributes, the value ids of its inputs and outputs, their types and only the
+// residuals its vjp declares. backward() walks it in reverse calling vjp rules through the one
+// dispatch (so outer frames record the backward: grad of grad), frees residuals as it goes when
+// asked to, and checks that no saved tensor was modified in place since it was saved.
+#include <memory>
+#include <vector>
+
+#include "autodiff/frames.h"
+
+namespace spore::autodiff {
+
+class Tape final : public Frame {
+ public:
+  Tape() : Frame(Kind::Tape) {}
+
+  /// Starts tracking `t` (a fresh alias) as a new value; returns the tensor to hand to f.
+  Tensor track(const Tensor& t);
+  /// The value id `t` has on this tape, or -1.
+  int64_t id_of(const Tensor& t) const;
+
+  void record(int depth, const Primitive& p, const void* attrs, std::span<const Tensor> in,
+              std::span<const Tensor> out) override;
+
+  /// Cotangents of `wanted` value ids given cotangents of `roots` (undefined = zero). With
+  /// `consume`, residuals are freed as their node is processed and the tape is empty afterwards.
+  /// `wanted_types` gives the zero for a value that received no cotangent.
+  std::vector<Tensor> backward(std::span<const int64_t> roots, std::span<const Tensor> root_cts,
+                               std::span<const int64_t> wanted, std::span<const TensorType> wanted_types,
+                               bool consume);
+
+  size_t num_nodes() const { return nodes_.size(); }
+
+ private:
+  struct Node {
+    const Primitive* prim;
+    std::shared_ptr<const void> attrs;
+    std::vector<int64_t> in_ids;   // -1: not tracked by this tape
+    std::vector<int64_t> out_ids;
+    std::vector<TensorType> types;  // inputs then outputs
+    std::vector<Tensor> saved;      // inputs then outputs; undefined where not declared
+    std::vector<uint64_t> versions;
+  };
+  std::vector<Node> nodes_;
+  int64_t next_id_ = 0;
+};
+
+}  // namespace spore::autodiff
