@@ -18,13 +18,21 @@ struct Stack {
 thread_local Stack tls_stack;
 
 std::atomic<uint64_t> g_next_uid{1};
+// A record hook installed before ours (a test's call counter) keeps being called.
+decltype(runtime::TraceHooks::record) g_prev_record = nullptr;
 
-void sync_count() { runtime::tls_open_traces = tls_stack.active; }
+// Dispatch calls the hooks while its counter is non-zero; frames change it by deltas so that
+// other users of the hook (tests) keep their own share.
+void set_active(int active) {
+  runtime::tls_open_traces += active - tls_stack.active;
+  tls_stack.active = active;
+}
 
 // The record hook: after an eager op, every active frame that tracks an input records it.
 // Outer frames go first so an inner frame's rule ops (emitted with only outer frames active)
 // never run before the outer frames have seen the op itself.
 void record_hook(const Primitive& p, const void* attrs, std::span<const Tensor> in, std::span<const Tensor> out) {
+  if (g_prev_record) g_prev_record(p, attrs, in, out);
   Stack& s = tls_stack;
   const int active = s.active;
   for (int d = 0; d < active; ++d) {
@@ -49,26 +57,18 @@ void push_frame(Frame* f) {
   Stack& s = tls_stack;
   SPORE_ASSERT(s.active == static_cast<int>(s.frames.size()), "a transform was called while another one emits its rules");
   s.frames.push_back(f);
-  s.active = static_cast<int>(s.frames.size());
-  sync_count();
+  set_active(static_cast<int>(s.frames.size()));
 }
 
 void pop_frame(Frame* f) {
   Stack& s = tls_stack;
   SPORE_ASSERT(!s.frames.empty() && s.frames.back() == f, "transform frames closed out of order");
   s.frames.pop_back();
-  s.active = std::min(s.active, static_cast<int>(s.frames.size()));
-  sync_count();
+  set_active(std::min(s.active, static_cast<int>(s.frames.size())));
 }
 
-SuspendAbove::SuspendAbove(int depth) : saved_(tls_stack.active) {
-  tls_stack.active = std::min(depth, saved_);
-  sync_count();
-}
-SuspendAbove::~SuspendAbove() {
-  tls_stack.active = saved_;
-  sync_count();
-}
+SuspendAbove::SuspendAbove(int depth) : saved_(tls_stack.active) { set_active(std::min(depth, saved_)); }
+SuspendAbove::~SuspendAbove() { set_active(saved_); }
 
 Frame* innermost(Frame::Kind kind) {
   Stack& s = tls_stack;
@@ -119,6 +119,7 @@ void install() {
   std::call_once(once, [] {
     install_rules();
     runtime::TraceHooks h = runtime::trace_hooks();
+    g_prev_record = h.record;
     h.record = record_hook;
     runtime::set_trace_hooks(h);
   });
