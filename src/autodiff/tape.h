@@ -6,6 +6,7 @@
 // dispatch (so outer frames record the backward: grad of grad), frees residuals as it goes when
 // asked to, and checks that no saved tensor was modified in place since it was saved.
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "autodiff/frames.h"
@@ -32,6 +33,12 @@ class Tape final : public Frame {
                                bool consume);
 
   size_t num_nodes() const { return nodes_.size(); }
+  /// Names of the recorded primitives, in order (for tests and coverage reports).
+  std::vector<std::string> recorded_primitives() const {
+    std::vector<std::string> names;
+    for (const auto& n : nodes_) names.push_back(n.prim->name);
+    return names;
+  }
 
  private:
   struct Node {
