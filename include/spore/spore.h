@@ -5,6 +5,7 @@
 #include "spore/device.h"
 #include "spore/dtype.h"
 #include "spore/error.h"
+#include "spore/jit.h"
 #include "spore/memory.h"
 #include "spore/ops.h"
 #include "spore/scalar.h"

@@ -130,6 +130,8 @@ class Tensor {
     return *impl_;
   }
   [[noreturn]] static void throw_undefined();
+  /// Throws a clear error for a tensor with no data (meta, or traced by jit/vmap).
+  void check_has_values(const char* what) const;
   std::shared_ptr<TensorImpl> impl_;
 };
 

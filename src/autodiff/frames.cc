@@ -48,6 +48,28 @@ void record_hook(const Primitive& p, const void* attrs, std::span<const Tensor> 
   }
 }
 
+// The symbolic hook: under a symbolic trace nothing runs; the innermost symbolic frame builds
+// the outputs, then the frames opened inside it (a grad inside jit) record the op as usual.
+// Frames outside it never see symbolic tensors: they record what the trace's transform emits.
+bool symbolic_hook(const Primitive& p, const void* attrs, std::span<const Tensor> in, const OutTypes& types,
+                   runtime::Outputs& out) {
+  Stack& s = tls_stack;
+  int sd = s.active - 1;
+  while (sd >= 0 && s.frames[sd]->kind() != Frame::Kind::Symbolic) --sd;
+  if (sd < 0) return false;
+  s.frames[sd]->build(p, attrs, in, types, out);
+  std::span<const Tensor> outs(out.t.data(), static_cast<size_t>(out.n));
+  for (int d = sd + 1; d < s.active; ++d) {
+    Frame* f = s.frames[d];
+    for (const Tensor& t : in)
+      if (find_entry(t, f->uid())) {
+        f->record(d, p, attrs, in, outs);
+        break;
+      }
+  }
+  return true;
+}
+
 }  // namespace
 
 Frame::Frame(Kind kind) : kind_(kind), uid_(g_next_uid.fetch_add(1, std::memory_order_relaxed)) {}
@@ -121,6 +143,7 @@ void install() {
     runtime::TraceHooks h = runtime::trace_hooks();
     g_prev_record = h.record;
     h.record = record_hook;
+    h.symbolic = symbolic_hook;
     runtime::set_trace_hooks(h);
   });
 }

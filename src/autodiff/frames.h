@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "core/primitive.h"
+#include "runtime/dispatch.h"
 #include "spore/tensor.h"
 
 namespace spore {
@@ -47,6 +48,10 @@ class Frame {
   /// frames below it active (use SuspendAbove).
   virtual void record(int depth, const Primitive& p, const void* attrs, std::span<const Tensor> in,
                       std::span<const Tensor> out) = 0;
+  /// Symbolic frames only: the op runs nothing; build symbolic outputs of `types` into `out`
+  /// and record the op. Called for every op while this is the innermost symbolic frame.
+  virtual void build(const Primitive& p, const void* attrs, std::span<const Tensor> in, const OutTypes& types,
+                     runtime::Outputs& out) {}
 
  private:
   Kind kind_;

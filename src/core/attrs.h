@@ -4,14 +4,19 @@
 // (name, member pointer) pairs. That one list gives hashing, equality and printing here, and
 // parsing and serialization in the IR layer, so no attribute is ever looked up by string at run
 // time.
+#include <cerrno>
+#include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <functional>
+#include <string_view>
 #include <sstream>
 #include <string>
 #include <tuple>
 #include <type_traits>
 
 #include "spore/dtype.h"
+#include "spore/error.h"
 #include "spore/small_vec.h"
 
 namespace spore {
@@ -63,7 +68,12 @@ void print_value(std::ostream& os, const M& v) {
   } else if constexpr (std::is_arithmetic_v<M>) {
     os << +v;
   } else if constexpr (std::is_same_v<M, std::string>) {
-    os << '"' << v << '"';
+    os << '"';
+    for (char c : v) {
+      if (c == '"' || c == '\\') os << '\\';
+      os << c;
+    }
+    os << '"';
   } else {
     os << '[';
     for (size_t i = 0; i < v.size(); ++i) {
@@ -71,6 +81,113 @@ void print_value(std::ostream& os, const M& v) {
       print_value(os, v[i]);
     }
     os << ']';
+  }
+}
+
+/// Reads the text print_value wrote; `pos` advances past it. Throws spore::Error on bad text.
+class AttrReader {
+ public:
+  explicit AttrReader(std::string_view s) : s_(s) {}
+  void skip_ws() {
+    while (pos_ < s_.size() && s_[pos_] == ' ') ++pos_;
+  }
+  bool at_end() {
+    skip_ws();
+    return pos_ >= s_.size();
+  }
+  bool eat(char c) {
+    skip_ws();
+    if (pos_ < s_.size() && s_[pos_] == c) {
+      ++pos_;
+      return true;
+    }
+    return false;
+  }
+  void expect(char c) {
+    if (!eat(c)) fail(std::string("expected '") + c + "'");
+  }
+  std::string_view token() {  // up to the next ',', ']' or end
+    skip_ws();
+    size_t b = pos_;
+    while (pos_ < s_.size() && s_[pos_] != ',' && s_[pos_] != ']' && s_[pos_] != ' ') ++pos_;
+    if (b == pos_) fail("expected a value");
+    return s_.substr(b, pos_ - b);
+  }
+  std::string_view name() {  // a field name up to '='
+    skip_ws();
+    size_t b = pos_;
+    while (pos_ < s_.size() && s_[pos_] != '=') ++pos_;
+    if (pos_ >= s_.size()) fail("expected name=value");
+    auto n = s_.substr(b, pos_ - b);
+    ++pos_;
+    return n;
+  }
+  std::string quoted() {
+    expect('"');
+    std::string out;
+    while (pos_ < s_.size() && s_[pos_] != '"') {
+      if (s_[pos_] == '\\' && pos_ + 1 < s_.size()) ++pos_;
+      out += s_[pos_++];
+    }
+    if (pos_ >= s_.size()) fail("unterminated string");
+    ++pos_;
+    return out;
+  }
+  [[noreturn]] void fail(const std::string& what) const {
+    throw Error(detail::cat("[attrs] ", what, " at offset ", pos_, " in \"", std::string(s_), "\""));
+  }
+
+ private:
+  std::string_view s_;
+  size_t pos_ = 0;
+};
+
+template <class M>
+void parse_value(AttrReader& r, M& v) {
+  if constexpr (std::is_same_v<M, DType>) {
+    std::string t(r.token());
+    for (int i = 0; i < kNumDTypes; ++i)
+      if (t == dtype_name(static_cast<DType>(i))) {
+        v = static_cast<DType>(i);
+        return;
+      }
+    r.fail("unknown dtype " + t);
+  } else if constexpr (std::is_enum_v<M>) {
+    int64_t x = 0;
+    parse_value(r, x);
+    v = static_cast<M>(x);
+  } else if constexpr (std::is_same_v<M, bool>) {
+    auto t = r.token();
+    if (t == "true") v = true;
+    else if (t == "false") v = false;
+    else r.fail("expected true or false");
+  } else if constexpr (std::is_floating_point_v<M>) {
+    std::string t(r.token());
+    char* end = nullptr;
+    errno = 0;
+    double x = std::strtod(t.c_str(), &end);  // reads nan, inf, -inf and 17-digit decimals exactly
+    if (end != t.c_str() + t.size()) r.fail("bad number " + t);
+    v = static_cast<M>(x);
+  } else if constexpr (std::is_arithmetic_v<M>) {
+    std::string t(r.token());
+    char* end = nullptr;
+    errno = 0;
+    long long x = std::strtoll(t.c_str(), &end, 10);
+    if (end != t.c_str() + t.size() || errno == ERANGE) r.fail("bad integer " + t);
+    v = static_cast<M>(x);
+    if (static_cast<long long>(v) != x) r.fail("integer out of range " + t);
+  } else if constexpr (std::is_same_v<M, std::string>) {
+    v = r.quoted();
+  } else {
+    r.expect('[');
+    v = M();
+    if (r.eat(']')) return;
+    do {
+      std::decay_t<decltype(v[0])> x{};
+      parse_value(r, x);
+      v.push_back(x);
+    } while (r.eat(','));
+    r.expect(']');
   }
 }
 }  // namespace attr_detail
@@ -101,6 +218,24 @@ std::string attrs_str(const A& a) {
       },
       A::fields());
   return os.str();
+}
+
+/// Inverse of attrs_str: every field, in order, "name=value" separated by ", ".
+template <class A>
+A attrs_parse(std::string_view text) {
+  A a{};
+  attr_detail::AttrReader r(text);
+  bool first = true;
+  std::apply(
+      [&](auto... f) {
+        ((first ? void() : r.expect(','), first = false,
+          (r.name() == f.name ? void() : r.fail(std::string("expected field ") + f.name)),
+          attr_detail::parse_value(r, a.*(f.member))),
+         ...);
+      },
+      A::fields());
+  if (!r.at_end()) r.fail("unexpected text after the last field");
+  return a;
 }
 
 }  // namespace spore

@@ -168,6 +168,8 @@ struct AttrOps {
   bool (*equal)(const void*, const void*) = nullptr;
   std::string (*str)(const void*) = nullptr;
   std::shared_ptr<const void> (*clone)(const void*) = nullptr;
+  /// Inverse of str (the IR text form); throws spore::Error on bad text.
+  std::shared_ptr<const void> (*parse)(std::string_view) = nullptr;
 };
 
 /// A node kind. Immutable after registration, except for transform-rule slots filled at start-up.
@@ -230,6 +232,9 @@ Primitive& define_primitive(const PrimitiveSpec<Attrs>& spec) {
   p.attrs.str = [](const void* a) { return attrs_str(*static_cast<const Attrs*>(a)); };
   p.attrs.clone = [](const void* a) -> std::shared_ptr<const void> {
     return std::make_shared<Attrs>(*static_cast<const Attrs*>(a));
+  };
+  p.attrs.parse = [](std::string_view text) -> std::shared_ptr<const void> {
+    return std::make_shared<Attrs>(attrs_parse<Attrs>(text));
   };
   auto infer = spec.infer;
   SPORE_ASSERT(infer != nullptr, "primitive ", spec.name, " has no type inference");

@@ -76,11 +76,22 @@ void* Tensor::data_ptr() const {
   return base ? base + t.offset * static_cast<int64_t>(dtype_size(t.dtype)) : nullptr;
 }
 
+void Tensor::check_has_values(const char* what) const {
+  if (device().type != DeviceType::Meta) return;
+  // A traced tensor (jit, vmap) is a meta tensor with trace membership: its value does not exist
+  // while the function is being traced.
+  SPORE_CHECK(get().trace == nullptr, "[", what, "] this tensor is a traced value inside jit or vmap: it has no data "
+              "while the function is traced, so C++ control flow cannot depend on it. Use cond(pred, true_fn, false_fn, "
+              "operands) or while_loop(cond_fn, body_fn, init) for data-dependent control flow, or run the function "
+              "without jit");
+  throw Error(detail::cat("[", what, "] a meta tensor has no values (it carries only a shape and a dtype)"));
+}
+
 template <class T>
 T Tensor::item() const {
   SPORE_CHECK(defined() && numel() == 1, "[item] needs a tensor with one element, got shape ",
               shape_str(shape()), "; index or reduce it first");
-  SPORE_CHECK(device().type != DeviceType::Meta, "[item] a meta tensor has no values");
+  check_has_values("item");
   return visit_dtype(dtype(), [&](auto v) -> T {
     using S = decltype(v);
     S s = *static_cast<const S*>(data_ptr());
@@ -92,6 +103,7 @@ T Tensor::item() const {
 
 template <class T>
 std::vector<T> Tensor::to_vector() const {
+  check_has_values("to_vector");
   Tensor c = contiguous();
   std::vector<T> out(static_cast<size_t>(c.numel()));
   visit_dtype(dtype(), [&](auto v) {

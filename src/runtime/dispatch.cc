@@ -104,6 +104,22 @@ Outputs dispatch(const Primitive& p, const void* attrs, std::span<const Tensor> 
   }
   SPORE_ASSERT(p.num_inputs < 0 || static_cast<size_t>(p.num_inputs) == inputs.size(), p.name, " takes ",
                p.num_inputs, " inputs, got ", inputs.size());
+  std::span<const TensorType> in_span(in_types, inputs.size());
+
+  OutTypes types;
+  p.infer(attrs, in_span, types);
+  for (int i = 0; i < types.n; ++i)
+    SPORE_CHECK(types.t[i].shape.size() <= static_cast<size_t>(kMaxRank), "[", p.name, "] the result would have rank ",
+                types.t[i].shape.size(), ", over the limit of ", kMaxRank, "; merge dimensions with reshape");
+
+  Outputs out;
+  out.n = types.n;
+  if (tls_open_traces != 0) [[unlikely]] {
+    if (g_hooks.symbolic && g_hooks.symbolic(p, attrs, inputs, types, out)) return out;
+  }
+
+  // Under a symbolic trace nothing runs, so devices are not checked: traced tensors live on the
+  // meta device beside captured CPU tensors.
   // The device comes from the tensor operands; weak 0-d literals (x * 2.0) live on the CPU and
   // go with any device, as PyTorch's CPU scalars do.
   size_t lead = inputs.size();
@@ -120,20 +136,6 @@ Outputs dispatch(const Primitive& p, const void* attrs, std::span<const Tensor> 
                   "] inputs are on different devices: input ", lead, " on ", device.str(), ", input ", i, " on ",
                   inputs[i].device().str(), "; move them to one device");
   }
-  std::span<const TensorType> in_span(in_types, inputs.size());
-
-  OutTypes types;
-  p.infer(attrs, in_span, types);
-  for (int i = 0; i < types.n; ++i)
-    SPORE_CHECK(types.t[i].shape.size() <= static_cast<size_t>(kMaxRank), "[", p.name, "] the result would have rank ",
-                types.t[i].shape.size(), ", over the limit of ", kMaxRank, "; merge dimensions with reshape");
-
-  Outputs out;
-  out.n = types.n;
-  if (tls_open_traces != 0) [[unlikely]] {
-    if (g_hooks.symbolic && g_hooks.symbolic(p, attrs, inputs, types, out)) return out;
-  }
-
   if (p.view) {
     out.t[0] = p.view(attrs, inputs[0], types.t[0]);
   } else {

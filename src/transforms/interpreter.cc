@@ -1,0 +1,45 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "transforms/interpreter.h"
+
+#include "runtime/dispatch.h"
+#include "spore/error.h"
+#include "transforms/ir_bridge.h"
+
+namespace spore::transforms {
+
+std::vector<Tensor> interpret(const ir::Graph& g, std::span<const Tensor> inputs) {
+  SPORE_CHECK(inputs.size() == g.params().size(), "[interpret] graph @", g.name(), " takes ", g.params().size(),
+              " inputs, got ", inputs.size());
+  std::vector<Tensor> params(inputs.begin(), inputs.end());
+  for (size_t i = 0; i < params.size(); ++i) {
+    const auto& want = std::get<ir::TensorType>(g.params()[i].type);
+    const TensorType have = runtime::type_of(params[i]);
+    SPORE_CHECK(to_ir(have).dtype == want.dtype && to_ir(have).shape == want.shape, "[interpret] input ", i, " of @",
+                g.name(), " is ", dtype_name(have.dtype), shape_str(have.shape), "; the graph expects ",
+                ir::type_str(want));
+  }
+  std::vector<std::vector<Tensor>> values(g.nodes().size());
+  auto get = [&](ir::ValueRef v) -> const Tensor& {
+    return v.node == ir::ValueRef::kParam ? params[static_cast<size_t>(v.index)]
+                                          : values[static_cast<size_t>(v.node)][static_cast<size_t>(v.index)];
+  };
+  std::vector<Tensor> ins;
+  for (size_t k = 0; k < g.nodes().size(); ++k) {
+    const ir::Node& n = *g.nodes()[k];
+    if (n.op() == kConstantOp) {
+      values[k] = {tensor_of(*static_cast<const ConstantAttrs*>(n.attrs()))};
+      continue;
+    }
+    const Primitive* p = find_primitive(n.op());
+    SPORE_CHECK(p != nullptr, "[interpret] op '", n.op(), "' is not a primitive this build knows");
+    ins.clear();
+    for (ir::ValueRef v : n.inputs()) ins.push_back(get(v));
+    auto out = runtime::dispatch(*p, n.attrs(), ins);
+    values[k].assign(out.t.begin(), out.t.begin() + out.n);
+  }
+  std::vector<Tensor> result;
+  for (const ir::Output& o : g.outputs()) result.push_back(get(o.value));
+  return result;
+}
+
+}  // namespace spore::transforms

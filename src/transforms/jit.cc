@@ -1,0 +1,121 @@
+// SPDX-License-Identifier: Apache-2.0
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <mutex>
+#include <sstream>
+
+#include "autodiff/frames.h"
+#include "ir/printer.h"
+#include "runtime/dispatch.h"
+#include "spore/jit.h"
+#include "transforms/interpreter.h"
+#include "transforms/trace.h"
+
+namespace spore {
+namespace {
+Mode g_mode = Mode::PyNative;
+}  // namespace
+
+void set_context(Mode mode) { g_mode = mode; }
+Mode get_mode() { return g_mode; }
+
+namespace transforms {
+namespace {
+
+bool log_jit() {
+  static const bool on = [] {
+    const char* v = std::getenv("SPORE_LOG");
+    return v && std::string(v).find("jit") != std::string::npos;
+  }();
+  return on;
+}
+
+// The signature of a call: the tree structures with leaf dtypes and shapes, and static leaves.
+std::string signature(const std::vector<TensorTree>& args) {
+  std::ostringstream os;
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (i) os << ", ";
+    os << args[i].structure_str(true);
+    for (const Tensor& t : args[i].leaves()) os << ':' << dtype_name(t.dtype()) << (t.weak() ? "w" : "");
+  }
+  return os.str();
+}
+
+struct Traced {
+  ir::GraphPtr graph;
+  std::vector<Tensor> captured;
+  TensorTree out_structure;
+};
+
+}  // namespace
+
+struct JitCore::Impl {
+  std::string name;
+  std::mutex mu;
+  std::map<std::string, Traced> cache;
+  std::string last_key;
+  int traces = 0;
+};
+
+JitCore::JitCore(std::string name) : impl_(std::make_unique<Impl>()) { impl_->name = std::move(name); }
+JitCore::~JitCore() = default;
+
+int JitCore::traces() const { return impl_->traces; }
+
+std::string JitCore::last_graph_text() const {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  auto it = impl_->cache.find(impl_->last_key);
+  return it == impl_->cache.end() ? std::string() : ir::print_graph(*it->second.graph);
+}
+
+TensorTree JitCore::call(const autodiff::TreeFn& f, const std::vector<TensorTree>& args) {
+  // Inside a transform, jit passes through: the transform sees the primitives themselves.
+  if (!autodiff::active_frames().empty()) return f(args);
+  const std::string key = signature(args);
+  const Traced* traced = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(impl_->mu);
+    auto it = impl_->cache.find(key);
+    if (it != impl_->cache.end()) traced = &it->second;
+  }
+  if (traced == nullptr) {
+    if (log_jit())
+      std::fprintf(stderr, "[jit] tracing %s for (%s)%s%s\n", impl_->name.c_str(), key.c_str(),
+                   impl_->last_key.empty() ? ": first call" : "; previous signature was (",
+                   impl_->last_key.empty() ? "" : (impl_->last_key + ")").c_str());
+    SymbolicTrace trace(impl_->name);
+    std::vector<TensorTree> sargs;
+    TensorTree out;
+    {
+      autodiff::FrameGuard open(&trace);
+      for (const TensorTree& a : args) {
+        auto leaves = a.leaves();
+        for (auto& l : leaves) l = trace.input(runtime::type_of(l));
+        sargs.push_back(a.with_leaves(leaves));
+      }
+      out = f(sargs);
+    }
+    auto out_leaves = out.leaves();
+    Traced t;
+    t.graph = trace.finish(out_leaves);
+    t.captured = trace.captured();
+    t.out_structure = out;
+    std::lock_guard<std::mutex> lock(impl_->mu);
+    traced = &impl_->cache.emplace(key, std::move(t)).first->second;
+    ++impl_->traces;
+  }
+  {
+    std::lock_guard<std::mutex> lock(impl_->mu);
+    impl_->last_key = key;
+  }
+  std::vector<Tensor> inputs;
+  for (const TensorTree& a : args)
+    for (const Tensor& l : a.leaves()) inputs.push_back(l);
+  for (const Tensor& c : traced->captured) inputs.push_back(c);
+  auto outs = interpret(*traced->graph, inputs);
+  return traced->out_structure.with_leaves(outs);
+}
+
+}  // namespace transforms
+}  // namespace spore

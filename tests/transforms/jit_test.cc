@@ -1,0 +1,61 @@
+// SPDX-License-Identifier: Apache-2.0
+// jit: traces once per signature, runs the graph, equals eager; nesting with grad.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "error_matchers.h"
+#include "spore/spore.h"
+
+namespace spore {
+namespace {
+
+using namespace ops;
+
+TEST(Jit, TracesOncePerSignatureAndMatchesEager) {
+  auto f = [](const Tensor& x, const Tensor& y) { return tanh(x * y + 1.0) - y; };
+  auto jf = jit(f);
+  Tensor x = tensor({{0.5, -1.0}, {2.0, 0.25}}), y = tensor({1.5, -0.5});
+  Tensor a = jf(x, y);
+  EXPECT_EQ(a.to_vector<float>(), f(x, y).to_vector<float>());  // same kernels: bitwise
+  jf(x * 2.0, y);
+  EXPECT_EQ(jf.core().traces(), 1);
+  jf(tensor({1.0, 2.0}), y);  // new shape: a new trace
+  EXPECT_EQ(jf.core().traces(), 2);
+  jf(x.to(DType::Float32), y.to(DType::Float32));
+  EXPECT_EQ(jf.core().traces(), 3);
+}
+
+TEST(Jit, GraphIsRealIrAndCapturesByReference) {
+  Tensor w = tensor({1.0, 2.0});
+  auto jf = jit([&w](const Tensor& x) { return x * w + 3.0; });
+  EXPECT_EQ(jf(tensor({1.0, 1.0})).to_vector<float>(), std::vector<float>({4.0f, 5.0f}));
+  const std::string text = jf.core().last_graph_text();
+  EXPECT_NE(text.find("mul"), std::string::npos) << text;
+  EXPECT_NE(text.find("constant"), std::string::npos) << text;
+  EXPECT_NE(text.find("constant"), std::string::npos) << text;
+}
+
+TEST(Jit, GradInsideJitIsTracedIntoTheGraph) {
+  auto f = [](const Tensor& x) { return x * x * x + 2.0 * x; };
+  auto df = jit([&f](const Tensor& x) { return grad(f)(x); });
+  EXPECT_DOUBLE_EQ(df(scalar_tensor(2.0, DType::Float64)).item<double>(), 14.0);
+  auto ddf = jit([&f](const Tensor& x) { return grad(grad(f))(x); });
+  EXPECT_DOUBLE_EQ(ddf(scalar_tensor(2.0, DType::Float64)).item<double>(), 12.0);
+  EXPECT_NE(ddf.core().last_graph_text().find("mul"), std::string::npos);
+}
+
+TEST(Jit, PassesThroughInsideGrad) {
+  auto jf = jit([](const Tensor& x) { return sin(x) * x; });
+  Tensor g = grad([&jf](const Tensor& x) { return sum(jf(x)); })(tensor({0.5}));
+  EXPECT_NEAR(g.item<float>(), std::cos(0.5f) * 0.5f + std::sin(0.5f), 1e-6);
+  EXPECT_EQ(jf.core().traces(), 0);
+}
+
+TEST(Jit, ReadingATracedValueIsAnError) {
+  auto jf = jit([](const Tensor& x) { return x.item<float>() > 0 ? x : -x; });
+  EXPECT_ERROR(jf(tensor({1.0})), "cond");
+}
+
+}  // namespace
+}  // namespace spore
