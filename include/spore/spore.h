@@ -2,6 +2,7 @@
 #pragma once
 // Spore: one include for the public C++ API.
 #include "spore/autodiff.h"
+#include "spore/control_flow.h"
 #include "spore/device.h"
 #include "spore/dtype.h"
 #include "spore/error.h"

@@ -48,26 +48,11 @@ void record_hook(const Primitive& p, const void* attrs, std::span<const Tensor> 
   }
 }
 
-// The symbolic hook: under a symbolic trace nothing runs; the innermost symbolic frame builds
-// the outputs, then the frames opened inside it (a grad inside jit) record the op as usual.
-// Frames outside it never see symbolic tensors: they record what the trace's transform emits.
 bool symbolic_hook(const Primitive& p, const void* attrs, std::span<const Tensor> in, const OutTypes& types,
                    runtime::Outputs& out) {
-  Stack& s = tls_stack;
-  int sd = s.active - 1;
-  while (sd >= 0 && s.frames[sd]->kind() != Frame::Kind::Symbolic) --sd;
-  if (sd < 0) return false;
-  s.frames[sd]->build(p, attrs, in, types, out);
-  std::span<const Tensor> outs(out.t.data(), static_cast<size_t>(out.n));
-  for (int d = sd + 1; d < s.active; ++d) {
-    Frame* f = s.frames[d];
-    for (const Tensor& t : in)
-      if (find_entry(t, f->uid())) {
-        f->record(d, p, attrs, in, outs);
-        break;
-      }
-  }
-  return true;
+  out.n = types.n;
+  return trace_symbolic(p, attrs, in, std::span<const TensorType>(types.t.data(), static_cast<size_t>(types.n)),
+                        std::span<Tensor>(out.t.data(), static_cast<size_t>(types.n)));
 }
 
 }  // namespace
@@ -134,6 +119,27 @@ Tensor without_entry(const Tensor& t, uint64_t uid) {
     if (e.uid != uid) slot->entries.push_back(e);
   impl->trace = slot->entries.empty() ? nullptr : std::move(slot);
   return Tensor(std::move(impl));
+}
+
+// Under a symbolic trace nothing runs; the innermost symbolic frame builds the outputs, then the
+// frames opened inside it (a grad inside jit) record the op as usual. Frames outside it never
+// see symbolic tensors: they record what the trace's transform emits.
+bool trace_symbolic(const Primitive& p, const void* attrs, std::span<const Tensor> in,
+                    std::span<const TensorType> types, std::span<Tensor> out) {
+  Stack& s = tls_stack;
+  int sd = s.active - 1;
+  while (sd >= 0 && s.frames[sd]->kind() != Frame::Kind::Symbolic) --sd;
+  if (sd < 0) return false;
+  s.frames[sd]->build(p, attrs, in, types, out);
+  for (int d = sd + 1; d < s.active; ++d) {
+    Frame* f = s.frames[d];
+    for (const Tensor& t : in)
+      if (find_entry(t, f->uid())) {
+        f->record(d, p, attrs, in, out);
+        break;
+      }
+  }
+  return true;
 }
 
 void install() {

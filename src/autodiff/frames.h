@@ -49,9 +49,10 @@ class Frame {
   virtual void record(int depth, const Primitive& p, const void* attrs, std::span<const Tensor> in,
                       std::span<const Tensor> out) = 0;
   /// Symbolic frames only: the op runs nothing; build symbolic outputs of `types` into `out`
-  /// and record the op. Called for every op while this is the innermost symbolic frame.
-  virtual void build(const Primitive& p, const void* attrs, std::span<const Tensor> in, const OutTypes& types,
-                     runtime::Outputs& out) {}
+  /// (pre-sized) and record the op. Called for every op while this is the innermost symbolic
+  /// frame.
+  virtual void build(const Primitive& p, const void* attrs, std::span<const Tensor> in,
+                     std::span<const TensorType> types, std::span<Tensor> out) {}
 
  private:
   Kind kind_;
@@ -102,6 +103,13 @@ void add_entry(const Tensor& t, TraceSlot::Entry e);
 Tensor fresh_alias(const Tensor& t);
 /// `t` without its entry for frame `uid` (t itself when it has none); other entries are kept.
 Tensor without_entry(const Tensor& t, uint64_t uid);
+
+/// What dispatch does under a symbolic trace, for callers that bypass dispatch (control-flow
+/// primitives, which have any number of outputs): when a symbolic frame is active, its innermost
+/// one builds `out` (pre-sized to types) and the frames inside it record the op; returns false
+/// when no symbolic frame is active.
+bool trace_symbolic(const Primitive& p, const void* attrs, std::span<const Tensor> in,
+                    std::span<const TensorType> types, std::span<Tensor> out);
 
 /// Installs the dispatch hooks and every primitive's rules (idempotent; called by each frame).
 void install();

@@ -152,6 +152,11 @@ struct ShardingRule;  // a dimension mapping; defined by src/parallel
 using ViewFn = Tensor (*)(const void* attrs, const Tensor& in, const TensorType& out);
 using Decomposition = void (*)(const void* attrs, std::span<const Tensor> in, std::vector<Tensor>& out);
 
+/// Control-flow primitives (if, switch, while, scan; defined in src/transforms) run with tensors,
+/// interpreting their sub-graphs through dispatch: they have no kernels and any number of
+/// outputs, and are called through transforms::call_control_flow, never through dispatch.
+using EagerFn = void (*)(const void* attrs, std::span<const Tensor> in, std::vector<Tensor>& out);
+
 /// Which inputs and outputs the vjp needs kept alive (bit i = input/output i).
 struct Residuals {
   uint32_t inputs = 0;
@@ -185,6 +190,7 @@ class Primitive {
   CostFn cost = nullptr;
   std::array<std::vector<KernelDef>, kNumDeviceTypes> kernels;
   ViewFn view = nullptr;  // set for view primitives, which have no kernels
+  EagerFn eager = nullptr;  // set for control-flow primitives, which have no kernels
   Residuals residuals;
   JvpRule jvp = nullptr;
   VjpRule vjp = nullptr;

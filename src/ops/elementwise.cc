@@ -130,6 +130,14 @@ Tensor operator+(const Tensor& a, Scalar b) { return ops::add(a, literal_for(a, 
 Tensor operator-(const Tensor& a, Scalar b) { return ops::sub(a, literal_for(a, b)); }
 Tensor operator*(const Tensor& a, Scalar b) { return ops::mul(a, literal_for(a, b)); }
 Tensor operator/(const Tensor& a, Scalar b) { return ops::div(a, literal_for(a, b)); }
+Tensor operator<(const Tensor& a, const Tensor& b) { return ops::less(a, b); }
+Tensor operator<=(const Tensor& a, const Tensor& b) { return ops::less_equal(a, b); }
+Tensor operator>(const Tensor& a, const Tensor& b) { return ops::greater(a, b); }
+Tensor operator>=(const Tensor& a, const Tensor& b) { return ops::greater_equal(a, b); }
+Tensor operator<(const Tensor& a, Scalar b) { return ops::less(a, literal_for(a, b)); }
+Tensor operator<=(const Tensor& a, Scalar b) { return ops::less_equal(a, literal_for(a, b)); }
+Tensor operator>(const Tensor& a, Scalar b) { return ops::greater(a, literal_for(a, b)); }
+Tensor operator>=(const Tensor& a, Scalar b) { return ops::greater_equal(a, literal_for(a, b)); }
 Tensor operator+(Scalar a, const Tensor& b) { return ops::add(literal_for(b, a), b); }
 Tensor operator-(Scalar a, const Tensor& b) { return ops::sub(literal_for(b, a), b); }
 Tensor operator*(Scalar a, const Tensor& b) { return ops::mul(literal_for(b, a), b); }

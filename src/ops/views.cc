@@ -45,7 +45,11 @@ Tensor reshape(const Tensor& x, const Shape& shape) {
 }
 
 Tensor view(const Tensor& x, const Shape& shape) {
-  return runtime::call(prims::reshape_primitive(), prims::ReshapeAttrs{infer_reshape(x, shape, "view")}, {x});
+  Shape s = infer_reshape(x, shape, "view");
+  SPORE_CHECK(x.device().type == DeviceType::Meta || prims::view_strides(x.shape(), x.strides(), s).has_value(),
+              "[view] cannot view a tensor of shape ", shape_str(x.shape()), " and strides ", shape_str(x.strides()),
+              " as ", shape_str(s), "; call reshape() (copies) or contiguous() first");
+  return runtime::call(prims::reshape_primitive(), prims::ReshapeAttrs{s}, {x});
 }
 
 Tensor flatten(const Tensor& x, int64_t start, int64_t end) {

@@ -69,8 +69,14 @@ const Primitive& reshape_def() {
       },
       [](const void* attrs, const Tensor& in, const TensorType& out) {
         auto st = view_strides(in.shape(), in.strides(), out.shape);
-        SPORE_CHECK(st.has_value(), "[view] cannot view a tensor of shape ", shape_str(in.shape()), " and strides ",
-                    shape_str(in.strides()), " as ", shape_str(out.shape), "; call reshape() (copies) or contiguous() first");
+        if (!st.has_value()) {
+          // The public ops decide view-or-copy from the strides they see (ops::view refuses,
+          // ops::reshape copies first), so eagerly this never happens; a traced graph decided
+          // against symbolic tensors, which are contiguous, and may meet a strided view when it
+          // runs: copy then, as reshape does.
+          Tensor c = in.contiguous();
+          return make_view(c, out.shape, contiguous_strides(out.shape), c.offset());
+        }
         return make_view(in, out.shape, *st, in.offset());
       });
   return p;

@@ -3,6 +3,7 @@
 
 #include "runtime/dispatch.h"
 #include "spore/error.h"
+#include "transforms/control_flow.h"
 #include "transforms/ir_bridge.h"
 
 namespace spore::transforms {
@@ -34,6 +35,11 @@ std::vector<Tensor> interpret(const ir::Graph& g, std::span<const Tensor> inputs
     SPORE_CHECK(p != nullptr, "[interpret] op '", n.op(), "' is not a primitive this build knows");
     ins.clear();
     for (ir::ValueRef v : n.inputs()) ins.push_back(get(v));
+    if (is_control_flow(*p)) {
+      auto a = attrs_with_subgraphs(*p, n.attrs(), n.subgraphs());
+      values[k] = call_control_flow(*p, *static_cast<const ControlFlowAttrs*>(a.get()), ins);
+      continue;
+    }
     auto out = runtime::dispatch(*p, n.attrs(), ins);
     values[k].assign(out.t.begin(), out.t.begin() + out.n);
   }

@@ -4,6 +4,7 @@
 #include <mutex>
 
 #include "ir/error.h"
+#include "transforms/control_flow.h"
 #include "ir/op_info.h"
 #include "spore/ops.h"
 
@@ -67,6 +68,19 @@ void check_with_infer(const Primitive& p, const ir::NodeSig& sig) {
   }
   OutTypes out;
   try {
+    if (is_control_flow(p)) {
+      std::vector<ir::GraphPtr> graphs(sig.subgraphs.begin(), sig.subgraphs.end());
+      auto a = attrs_with_subgraphs(p, sig.attrs, graphs);
+      auto types = control_flow_types(p, *static_cast<const ControlFlowAttrs*>(a.get()), in);
+      if (types.size() != sig.outputs.size())
+        throw ir::Error("[" + p.name + "] has " + std::to_string(types.size()) + " outputs, the node declares " +
+                        std::to_string(sig.outputs.size()));
+      for (size_t i = 0; i < types.size(); ++i)
+        if (!(ir::Type(to_ir(types[i])) == sig.outputs[i]))
+          throw ir::Error("[" + p.name + "] output " + std::to_string(i) + " is " + ir::type_str(to_ir(types[i])) +
+                          ", the node declares " + ir::type_str(sig.outputs[i]));
+      return;
+    }
     p.infer(sig.attrs, in, out);
   } catch (const Error& e) {
     throw ir::Error(e.what());

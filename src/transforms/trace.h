@@ -15,10 +15,15 @@ namespace spore::transforms {
 
 class SymbolicTrace final : public autodiff::Frame {
  public:
-  explicit SymbolicTrace(std::string name = "main");
+  /// A `closed` trace builds a sub-graph: tensors from outside become data inputs (after the
+  /// declared ones) that the caller passes as explicit operands of the control-flow node.
+  explicit SymbolicTrace(std::string name = "main", bool closed = false);
 
   /// A new graph input of `t`'s type (role data): the symbolic tensor the traced function sees.
   Tensor input(const TensorType& t);
+  /// Pre-binds an outside tensor as the next input (closed traces), so a second trace of the
+  /// same function gets the same input list.
+  void bind(const Tensor& outer);
   /// Finishes the graph with `outputs` (each a tensor of this trace, a captured tensor, or a
   /// literal). The trace must be closed (its frame popped) before.
   ir::GraphPtr finish(std::span<const Tensor> outputs);
@@ -27,8 +32,8 @@ class SymbolicTrace final : public autodiff::Frame {
   size_t num_data_inputs() const { return num_data_; }
 
   void record(int, const Primitive&, const void*, std::span<const Tensor>, std::span<const Tensor>) override {}
-  void build(const Primitive& p, const void* attrs, std::span<const Tensor> in, const OutTypes& types,
-             runtime::Outputs& out) override;
+  void build(const Primitive& p, const void* attrs, std::span<const Tensor> in,
+             std::span<const TensorType> types, std::span<Tensor> out) override;
 
  private:
   /// The value a tensor has in this trace: its own, a literal constant, or a captured input.
@@ -41,6 +46,7 @@ class SymbolicTrace final : public autodiff::Frame {
   std::vector<ir::ValueRef> captured_values_;
   size_t num_data_ = 0;
   bool data_done_ = false;
+  bool closed_ = false;
 };
 
 }  // namespace spore::transforms

@@ -21,7 +21,7 @@ TEST(Registry, EveryPrimitiveMeetsTheContract) {
     EXPECT_FALSE(p->name.empty());
     EXPECT_TRUE(static_cast<bool>(p->infer)) << "no type inference";
     EXPECT_TRUE(p->attrs.hash && p->attrs.equal && p->attrs.str && p->attrs.clone);
-    const bool has_cpu = !p->kernels[static_cast<int>(DeviceType::CPU)].empty() || p->view != nullptr;
+    const bool has_cpu = !p->kernels[static_cast<int>(DeviceType::CPU)].empty() || p->view != nullptr || p->eager != nullptr;
     EXPECT_TRUE(has_cpu) << "no CPU kernel";
     EXPECT_TRUE(static_cast<bool>(p->cost)) << "no cost (flops and bytes) for the cost model";
     with_jvp += p->jvp != nullptr;

@@ -110,4 +110,14 @@ Tensor operator+(Scalar a, const Tensor& b);
 Tensor operator-(Scalar a, const Tensor& b);
 Tensor operator*(Scalar a, const Tensor& b);
 Tensor operator/(Scalar a, const Tensor& b);
+// Comparisons give bool tensors, as PyTorch's `x > 0`. Equality is spelled ops::equal and
+// ops::not_equal: an operator== returning a tensor would break Tensor in standard containers.
+Tensor operator<(const Tensor& a, const Tensor& b);
+Tensor operator<=(const Tensor& a, const Tensor& b);
+Tensor operator>(const Tensor& a, const Tensor& b);
+Tensor operator>=(const Tensor& a, const Tensor& b);
+Tensor operator<(const Tensor& a, Scalar b);
+Tensor operator<=(const Tensor& a, Scalar b);
+Tensor operator>(const Tensor& a, Scalar b);
+Tensor operator>=(const Tensor& a, Scalar b);
 }  // namespace spore

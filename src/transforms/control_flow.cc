@@ -1,0 +1,205 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "transforms/control_flow.h"
+
+#include <sstream>
+
+#include "autodiff/frames.h"
+#include "runtime/dispatch.h"
+#include "runtime/trace_hooks.h"
+#include "spore/error.h"
+#include "spore/ops.h"
+#include "transforms/interpreter.h"
+#include "transforms/ir_bridge.h"
+
+namespace spore::transforms {
+namespace {
+
+std::vector<TensorType> graph_outputs(const ir::Graph& g) {
+  std::vector<TensorType> t;
+  for (const auto& o : g.outputs()) t.push_back(from_ir(std::get<ir::TensorType>(g.type_of(o.value))));
+  return t;
+}
+std::string types_str(std::span<const TensorType> ts) {
+  std::ostringstream os;
+  os << '(';
+  for (size_t i = 0; i < ts.size(); ++i) os << (i ? ", " : "") << dtype_name(ts[i].dtype) << shape_str(ts[i].shape);
+  os << ')';
+  return os.str();
+}
+bool same_types(std::span<const TensorType> a, std::span<const TensorType> b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i)
+    if (a[i].dtype != b[i].dtype || !(a[i].shape == b[i].shape)) return false;
+  return true;
+}
+
+const ControlFlowAttrs& cf(const void* a) { return *static_cast<const ControlFlowAttrs*>(a); }
+
+void eager_branches(const void* attrs, std::span<const Tensor> in, std::vector<Tensor>& out, bool is_if) {
+  const auto& a = cf(attrs);
+  int64_t k = 0;
+  if (is_if) {
+    k = in[0].item<bool>() ? 0 : 1;
+  } else {
+    k = std::clamp<int64_t>(in[0].item<int64_t>(), 0, static_cast<int64_t>(a.graphs.size()) - 1);
+  }
+  out = interpret(*a.graphs[static_cast<size_t>(k)], in.subspan(1));
+}
+void eager_if(const void* attrs, std::span<const Tensor> in, std::vector<Tensor>& out) {
+  eager_branches(attrs, in, out, true);
+}
+void eager_switch(const void* attrs, std::span<const Tensor> in, std::vector<Tensor>& out) {
+  eager_branches(attrs, in, out, false);
+}
+void eager_while(const void* attrs, std::span<const Tensor> in, std::vector<Tensor>& out) {
+  const auto& a = cf(attrs);
+  out.assign(in.begin(), in.end());
+  while (interpret(*a.graphs[0], out)[0].item<bool>()) out = interpret(*a.graphs[1], out);
+}
+void eager_scan(const void* attrs, std::span<const Tensor> in, std::vector<Tensor>& out) {
+  const auto& a = cf(attrs);
+  const size_t nc = static_cast<size_t>(a.num_carry);
+  std::vector<Tensor> carry(in.begin(), in.begin() + static_cast<std::ptrdiff_t>(nc));
+  std::vector<std::vector<Tensor>> ys;
+  std::vector<Tensor> args;
+  for (int64_t s = 0; s < a.length; ++s) {
+    const int64_t i = a.reverse ? a.length - 1 - s : s;
+    args = carry;
+    for (size_t x = nc; x < in.size(); ++x) args.push_back(ops::select(in[x], 0, i));
+    auto r = interpret(*a.graphs[0], args);
+    carry.assign(r.begin(), r.begin() + static_cast<std::ptrdiff_t>(nc));
+    if (ys.empty()) ys.resize(r.size() - nc);
+    for (size_t y = nc; y < r.size(); ++y) ys[y - nc].push_back(r[y]);
+  }
+  out = carry;
+  const auto types = graph_outputs(*a.graphs[0]);
+  for (size_t y = 0; y < types.size() - nc; ++y) {
+    if (a.length == 0) {
+      Shape s{0};
+      for (Dim d : types[nc + y].shape) s.push_back(d);
+      out.push_back(ops::zeros(s, {types[nc + y].dtype}));
+      continue;
+    }
+    if (a.reverse) std::reverse(ys[y].begin(), ys[y].end());
+    out.push_back(ops::stack(ys[y], 0));
+  }
+}
+
+// Inference is only a formality for these (types come from the graphs); dispatch never runs it.
+void infer_none(const ControlFlowAttrs&, std::span<const TensorType>, OutTypes&) {}
+Cost no_cost(const ControlFlowAttrs&, std::span<const TensorType>, std::span<const TensorType>) { return {}; }
+
+const Primitive& define_cf(const char* name, EagerFn eager) {
+  PrimitiveSpec<ControlFlowAttrs> spec;
+  spec.name = name;
+  spec.infer = infer_none;
+  spec.cost = no_cost;
+  Primitive& p = const_cast<Primitive&>(define_primitive(spec));
+  p.eager = eager;
+  return p;
+}
+
+const Primitive& if_def() {
+  static const Primitive& p = define_cf("if", eager_if);
+  return p;
+}
+const Primitive& switch_def() {
+  static const Primitive& p = define_cf("switch", eager_switch);
+  return p;
+}
+const Primitive& while_def() {
+  static const Primitive& p = define_cf("while", eager_while);
+  return p;
+}
+const Primitive& scan_def() {
+  static const Primitive& p = define_cf("scan", eager_scan);
+  return p;
+}
+[[maybe_unused]] const bool registered = (if_def(), switch_def(), while_def(), scan_def(), true);
+
+}  // namespace
+
+const Primitive& if_primitive() { return if_def(); }
+const Primitive& switch_primitive() { return switch_def(); }
+const Primitive& while_primitive() { return while_def(); }
+const Primitive& scan_primitive() { return scan_def(); }
+bool is_control_flow(const Primitive& p) { return p.eager != nullptr; }
+
+std::vector<ir::GraphPtr> subgraphs_of(const Primitive& p, const void* attrs) {
+  if (!is_control_flow(p)) return {};
+  return cf(attrs).graphs;
+}
+
+std::shared_ptr<const void> attrs_with_subgraphs(const Primitive& p, const void* attrs,
+                                                 const std::vector<ir::GraphPtr>& graphs) {
+  auto a = std::make_shared<ControlFlowAttrs>(cf(attrs));
+  a->graphs = graphs;
+  return a;
+}
+
+std::vector<TensorType> control_flow_types(const Primitive& p, const ControlFlowAttrs& a,
+                                           std::span<const TensorType> in) {
+  const std::string& op = p.name;
+  if (&p == &if_def() || &p == &switch_def()) {
+    SPORE_CHECK(!in.empty(), "[", op, "] needs a predicate or index");
+    if (&p == &if_def())
+      SPORE_CHECK(in[0].dtype == DType::Bool && in[0].shape.empty(), "[cond] the predicate must be a 0-d bool tensor, got ",
+                  dtype_name(in[0].dtype), shape_str(in[0].shape), "; compare to get one (e.g. sum(x) > 0)");
+    else
+      SPORE_CHECK(is_integral(in[0].dtype, false) && in[0].shape.empty(), "[switch] the index must be a 0-d integer tensor, got ",
+                  dtype_name(in[0].dtype), shape_str(in[0].shape));
+    auto first = graph_outputs(*a.graphs[0]);
+    for (size_t k = 1; k < a.graphs.size(); ++k) {
+      auto other = graph_outputs(*a.graphs[k]);
+      if (!same_types(first, other)) {
+        if (&p == &if_def())
+          throw Error(detail::cat("[cond] the branches return different types: true_fn returns ", types_str(first),
+                                  ", false_fn returns ", types_str(other),
+                                  "; both branches must return the same structure, dtypes and shapes"));
+        throw Error(detail::cat("[switch] the branches return different types: branch 0 returns ", types_str(first),
+                                ", branch ", k, " returns ", types_str(other),
+                                "; every branch must return the same structure, dtypes and shapes"));
+      }
+    }
+    return first;
+  }
+  if (&p == &while_def()) {
+    auto c = graph_outputs(*a.graphs[0]);
+    SPORE_CHECK(c.size() == 1 && c[0].dtype == DType::Bool && c[0].shape.empty(),
+                "[while_loop] cond_fn must return a 0-d bool tensor, got ", types_str(c));
+    auto body = graph_outputs(*a.graphs[1]);
+    SPORE_CHECK(same_types(body, in), "[while_loop] body_fn changes the carried values: they enter as ", types_str(in),
+                " and leave as ", types_str(body), "; the loop carry must keep its dtypes and shapes (pad or "
+                "preallocate to a fixed size)");
+    return body;
+  }
+  // scan
+  auto body = graph_outputs(*a.graphs[0]);
+  const size_t nc = static_cast<size_t>(a.num_carry);
+  SPORE_CHECK(same_types(std::span<const TensorType>(body).first(nc), in.first(nc)), "[scan] fn changes the carry: it enters as ",
+              types_str(in.first(nc)), " and leaves as ", types_str(std::span<const TensorType>(body).first(nc)),
+              "; the carry must keep its dtypes and shapes");
+  std::vector<TensorType> out(body.begin(), body.begin() + static_cast<std::ptrdiff_t>(nc));
+  for (size_t y = nc; y < body.size(); ++y) {
+    TensorType t = body[y];
+    t.shape = Shape{a.length};
+    for (Dim d : body[y].shape) t.shape.push_back(d);
+    t.weak = false;
+    out.push_back(t);
+  }
+  return out;
+}
+
+std::vector<Tensor> call_control_flow(const Primitive& p, const ControlFlowAttrs& a, std::span<const Tensor> in) {
+  std::vector<TensorType> in_types;
+  for (const Tensor& t : in) in_types.push_back(runtime::type_of(t));
+  auto types = control_flow_types(p, a, in_types);
+  std::vector<Tensor> out(types.size());
+  if (runtime::tls_open_traces != 0 && autodiff::trace_symbolic(p, &a, in, types, out)) return out;
+  // Eager: interpreting the sub-graphs dispatches their ops, which open tapes record (the path
+  // taken); the node itself is not recorded.
+  p.eager(&a, in, out);
+  return out;
+}
+
+}  // namespace spore::transforms
