@@ -24,6 +24,10 @@ using Strides = SmallVec<int64_t, 6>;
 inline bool is_symbolic(Dim d) { return d <= kSymbolBase; }
 /// A fresh symbol, printed with `name` ("batch", "s3", ...).
 Dim new_symbol(const std::string& name);
+/// The symbol with this name (the first made with it), made if there is none (IR round trips).
+Dim symbol_named(const std::string& name);
+/// True for a symbol itself, false for constants and expressions of symbols.
+bool is_plain_symbol(Dim d);
 Dim dim_add(Dim a, Dim b);
 Dim dim_sub(Dim a, Dim b);
 Dim dim_mul(Dim a, Dim b);

@@ -62,7 +62,6 @@ Frame::Frame(Kind kind) : kind_(kind), uid_(g_next_uid.fetch_add(1, std::memory_
 void push_frame(Frame* f) {
   install();
   Stack& s = tls_stack;
-  SPORE_ASSERT(s.active == static_cast<int>(s.frames.size()), "a transform was called while another one emits its rules");
   s.frames.push_back(f);
   set_active(static_cast<int>(s.frames.size()));
 }
@@ -74,8 +73,20 @@ void pop_frame(Frame* f) {
   set_active(std::min(s.active, static_cast<int>(s.frames.size())));
 }
 
-SuspendAbove::SuspendAbove(int depth) : saved_(tls_stack.active) { set_active(std::min(depth, saved_)); }
-SuspendAbove::~SuspendAbove() { set_active(saved_); }
+// Suspended frames leave the stack until the rule is done, so a rule may itself open transforms
+// (control-flow rules trace sub-graphs and differentiate them) on top of the outer frames.
+SuspendAbove::SuspendAbove(int depth) {
+  Stack& s = tls_stack;
+  depth = std::min(depth, static_cast<int>(s.frames.size()));
+  saved_.assign(s.frames.begin() + depth, s.frames.end());
+  s.frames.resize(static_cast<size_t>(depth));
+  set_active(depth);
+}
+SuspendAbove::~SuspendAbove() {
+  Stack& s = tls_stack;
+  s.frames.insert(s.frames.end(), saved_.begin(), saved_.end());
+  set_active(static_cast<int>(s.frames.size()));
+}
 
 Frame* innermost(Frame::Kind kind) {
   Stack& s = tls_stack;

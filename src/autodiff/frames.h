@@ -78,7 +78,8 @@ class FrameGuard {
  private:
   Frame* f_;
 };
-/// While alive, only the frames below `depth` are active.
+/// While alive, only the frames below `depth` are active (the others are set aside, so frames
+/// opened meanwhile stack on the active ones).
 class SuspendAbove {
  public:
   explicit SuspendAbove(int depth);
@@ -87,7 +88,7 @@ class SuspendAbove {
   SuspendAbove& operator=(const SuspendAbove&) = delete;
 
  private:
-  int saved_;
+  std::vector<Frame*> saved_;
 };
 /// The innermost active frame of a kind, or null.
 Frame* innermost(Frame::Kind kind);

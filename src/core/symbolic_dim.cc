@@ -52,6 +52,23 @@ Dim new_symbol(const std::string& name) {
   return kSymbolBase - static_cast<Dim>(t.entries.size() - 1);
 }
 
+Dim symbol_named(const std::string& name) {
+  auto& t = table();
+  std::lock_guard<std::mutex> lock(t.mu);
+  for (size_t i = 0; i < t.entries.size(); ++i)
+    if (t.entries[i].op == 's' && t.entries[i].name == name) return kSymbolBase - static_cast<Dim>(i);
+  t.entries.push_back({'s', 0, 0, name});
+  return kSymbolBase - static_cast<Dim>(t.entries.size() - 1);
+}
+
+bool is_plain_symbol(Dim d) {
+  if (!is_symbolic(d)) return false;
+  auto& t = table();
+  std::lock_guard<std::mutex> lock(t.mu);
+  const size_t i = static_cast<size_t>(kSymbolBase - d);
+  return i < t.entries.size() && t.entries[i].op == 's';
+}
+
 Dim dim_add(Dim a, Dim b) {
   if (!is_symbolic(a) && !is_symbolic(b)) return a + b;
   if (a == 0) return b;

@@ -22,6 +22,12 @@ Tensor Tensor::empty(const Shape& shape, DType dtype, Device device) {
               " is over the limit of ", kMaxRank, " dimensions; merge dimensions with reshape");
   int64_t n = 1;
   for (Dim d : shape) {
+    // A meta tensor (types only) may have symbolic sizes: a traced value whose size is known
+    // only when the graph runs. It owns no bytes.
+    if (device.type == DeviceType::Meta && is_symbolic(d)) {
+      n = 0;
+      continue;
+    }
     SPORE_CHECK(d >= 0, "[empty] shape ", shape_str(shape),
                 " has a negative or symbolic dimension; eager tensors need concrete sizes");
     // Overflowing sizes would wrap to a small allocation and then to out-of-bounds writes.

@@ -54,16 +54,35 @@ void eager_switch(const void* attrs, std::span<const Tensor> in, std::vector<Ten
 void eager_while(const void* attrs, std::span<const Tensor> in, std::vector<Tensor>& out) {
   const auto& a = cf(attrs);
   out.assign(in.begin(), in.end());
-  while (interpret(*a.graphs[0], out)[0].item<bool>()) out = interpret(*a.graphs[1], out);
+  std::vector<std::vector<Tensor>> seen(a.stack ? in.size() : 0);
+  int64_t trips = 0;
+  while (interpret(*a.graphs[0], out)[0].item<bool>()) {
+    for (size_t i = 0; i < seen.size(); ++i) seen[i].push_back(out[i]);
+    out = interpret(*a.graphs[1], out);
+    ++trips;
+  }
+  if (!a.stack) return;
+  const size_t n = in.size();
+  out.push_back(ops::scalar_tensor(trips, DType::Int64));
+  for (size_t i = 0; i < n; ++i) {
+    if (trips > 0) {
+      out.push_back(ops::stack(seen[i], 0));
+    } else {
+      Shape s{0};
+      for (Dim d : in[i].shape()) s.push_back(d);
+      out.push_back(ops::zeros(s, {in[i].dtype()}));
+    }
+  }
 }
 void eager_scan(const void* attrs, std::span<const Tensor> in, std::vector<Tensor>& out) {
   const auto& a = cf(attrs);
   const size_t nc = static_cast<size_t>(a.num_carry);
+  const int64_t length = a.length >= 0 ? a.length : (in.size() > nc ? in[nc].shape()[0] : 0);
   std::vector<Tensor> carry(in.begin(), in.begin() + static_cast<std::ptrdiff_t>(nc));
   std::vector<std::vector<Tensor>> ys;
   std::vector<Tensor> args;
-  for (int64_t s = 0; s < a.length; ++s) {
-    const int64_t i = a.reverse ? a.length - 1 - s : s;
+  for (int64_t s = 0; s < length; ++s) {
+    const int64_t i = a.reverse ? length - 1 - s : s;
     args = carry;
     for (size_t x = nc; x < in.size(); ++x) args.push_back(ops::select(in[x], 0, i));
     auto r = interpret(*a.graphs[0], args);
@@ -74,7 +93,7 @@ void eager_scan(const void* attrs, std::span<const Tensor> in, std::vector<Tenso
   out = carry;
   const auto types = graph_outputs(*a.graphs[0]);
   for (size_t y = 0; y < types.size() - nc; ++y) {
-    if (a.length == 0) {
+    if (length == 0) {
       Shape s{0};
       for (Dim d : types[nc + y].shape) s.push_back(d);
       out.push_back(ops::zeros(s, {types[nc + y].dtype}));
@@ -115,7 +134,9 @@ const Primitive& scan_def() {
   static const Primitive& p = define_cf("scan", eager_scan);
   return p;
 }
-[[maybe_unused]] const bool registered = (if_def(), switch_def(), while_def(), scan_def(), true);
+// The rules are set here, with the primitives, because src/autodiff may not depend on src/transforms.
+[[maybe_unused]] const bool registered =
+    (if_def(), switch_def(), while_def(), scan_def(), install_control_flow_rules(), true);
 
 }  // namespace
 
@@ -171,6 +192,14 @@ std::vector<TensorType> control_flow_types(const Primitive& p, const ControlFlow
     SPORE_CHECK(same_types(body, in), "[while_loop] body_fn changes the carried values: they enter as ", types_str(in),
                 " and leave as ", types_str(body), "; the loop carry must keep its dtypes and shapes (pad or "
                 "preallocate to a fixed size)");
+    if (!a.stack) return body;
+    const Dim trips = symbol_named(a.trip_symbol);
+    body.push_back(TensorType{DType::Int64, false, {}});
+    for (const TensorType& t : in) {
+      TensorType st{t.dtype, false, Shape{trips}};
+      for (Dim d : t.shape) st.shape.push_back(d);
+      body.push_back(st);
+    }
     return body;
   }
   // scan
@@ -180,9 +209,10 @@ std::vector<TensorType> control_flow_types(const Primitive& p, const ControlFlow
               types_str(in.first(nc)), " and leaves as ", types_str(std::span<const TensorType>(body).first(nc)),
               "; the carry must keep its dtypes and shapes");
   std::vector<TensorType> out(body.begin(), body.begin() + static_cast<std::ptrdiff_t>(nc));
+  const Dim length = a.length >= 0 ? a.length : (in.size() > nc && !in[nc].shape.empty() ? in[nc].shape[0] : 0);
   for (size_t y = nc; y < body.size(); ++y) {
     TensorType t = body[y];
-    t.shape = Shape{a.length};
+    t.shape = Shape{length};
     for (Dim d : body[y].shape) t.shape.push_back(d);
     t.weak = false;
     out.push_back(t);

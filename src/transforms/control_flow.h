@@ -10,9 +10,15 @@
 //   if:     (pred, operands...)           graphs {true_branch, false_branch}: operands -> outs
 //   switch: (index, operands...)          graphs {branch_0 ... branch_n-1}; index clamped
 //   while:  (carries...)                  graphs {cond: carries -> bool[], body: carries -> carries}
+//           with `stack` (reverse mode's forward pass): outputs (carries..., trip count int64[],
+//           carries entering each iteration stacked on a leading axis of the run-time size
+//           `trip_symbol`)
 //   scan:   (carries..., xs...)           graphs {body: (carries..., x slices...) -> (carries..., ys...)}
-//           outputs (carries..., ys stacked on a new leading axis of size `length`);
+//           outputs (carries..., ys stacked on a new leading axis of size `length`; length -1:
+//           the xs' leading size, known when the node runs, e.g. a while loop's trip count);
 //           `reverse` walks the xs from the end (ys still indexed by position).
+#include <functional>
+#include <string>
 #include <vector>
 
 #include "core/primitive.h"
@@ -24,10 +30,13 @@ struct ControlFlowAttrs {
   int64_t num_carry = 0;  // while: all inputs; scan: the carried prefix
   int64_t length = 0;     // scan: iterations
   bool reverse = false;   // scan
+  bool stack = false;     // while: also output the trip count and the stacked carries
+  std::string trip_symbol;  // while with stack: the symbol naming the trip count dimension
   std::vector<ir::GraphPtr> graphs;  // the node's sub-graphs (printed as nested graphs, not fields)
   static constexpr auto fields() {
     return std::make_tuple(field("num_carry", &ControlFlowAttrs::num_carry), field("length", &ControlFlowAttrs::length),
-                           field("reverse", &ControlFlowAttrs::reverse));
+                           field("reverse", &ControlFlowAttrs::reverse), field("stack", &ControlFlowAttrs::stack),
+                           field("trip_symbol", &ControlFlowAttrs::trip_symbol));
   }
 };
 
@@ -47,6 +56,14 @@ std::shared_ptr<const void> attrs_with_subgraphs(const Primitive& p, const void*
 /// (branches returning different types, a loop body changing a carried type).
 std::vector<TensorType> control_flow_types(const Primitive& p, const ControlFlowAttrs& a,
                                            std::span<const TensorType> in);
+
+/// A closed graph of `fn` over inputs of the given types (traced symbolically; the function may
+/// use only its inputs and literals).
+ir::GraphPtr trace_graph(const std::string& name, std::span<const TensorType> in,
+                         const std::function<std::vector<Tensor>(std::span<const Tensor>)>& fn);
+
+/// Installs the jvp and vjp rules of if/switch/while/scan (called with the other rules).
+void install_control_flow_rules();
 
 /// Runs a control-flow primitive: recorded into the innermost symbolic trace when one is active,
 /// else run now (its sub-graphs interpreted op by op).

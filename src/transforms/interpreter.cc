@@ -15,7 +15,10 @@ std::vector<Tensor> interpret(const ir::Graph& g, std::span<const Tensor> inputs
   for (size_t i = 0; i < params.size(); ++i) {
     const auto& want = std::get<ir::TensorType>(g.params()[i].type);
     const TensorType have = runtime::type_of(params[i]);
-    SPORE_CHECK(to_ir(have).dtype == want.dtype && to_ir(have).shape == want.shape, "[interpret] input ", i, " of @",
+    bool ok = to_ir(have).dtype == want.dtype && want.shape.size() == have.shape.size();
+    for (size_t d = 0; ok && d < want.shape.size(); ++d)
+      ok = !want.shape[d].is_const() || want.shape[d].value() == have.shape[d];  // a symbol takes any size
+    SPORE_CHECK(ok, "[interpret] input ", i, " of @",
                 g.name(), " is ", dtype_name(have.dtype), shape_str(have.shape), "; the graph expects ",
                 ir::type_str(want));
   }

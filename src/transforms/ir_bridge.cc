@@ -18,9 +18,13 @@ ir::TensorType to_ir(const TensorType& t) {
   r.dtype = to_ir(t.dtype);
   r.weak = t.weak;
   for (Dim d : t.shape) {
-    SPORE_CHECK(!is_symbolic(d), "[jit] symbolic dimension ", dim_str(d),
-                " cannot enter the IR yet; trace with concrete shapes");
-    r.shape.emplace_back(d);
+    if (!is_symbolic(d)) {
+      r.shape.emplace_back(d);
+      continue;
+    }
+    SPORE_CHECK(is_plain_symbol(d), "[jit] the dimension ", dim_str(d),
+                " is an expression of symbols, which the IR bridge does not carry yet");
+    r.shape.push_back(ir::Dim::symbol(dim_str(d)));
   }
   return r;
 }
@@ -30,8 +34,9 @@ TensorType from_ir(const ir::TensorType& t) {
   r.dtype = from_ir(t.dtype);
   r.weak = t.weak;
   for (const ir::Dim& d : t.shape) {
-    if (!d.is_const()) throw ir::Error("[jit] symbolic dimension " + d.str() + " is not supported by the interpreter yet");
-    r.shape.push_back(d.value());
+    if (d.is_const()) r.shape.push_back(d.value());
+    else if (d.kind() == ir::Dim::Kind::Symbol) r.shape.push_back(symbol_named(d.name()));
+    else throw ir::Error("[jit] the dimension " + d.str() + " is an expression, which the bridge does not carry yet");
   }
   return r;
 }

@@ -84,7 +84,8 @@ void nll_jvp(const JvpArgs& a, std::span<Tensor> out) {
   const Geo g = geo_of({a.inputs[0].dtype(), false, a.inputs[0].shape()});
   const Nll n = nll_of(at, g, a.inputs[1], a.inputs);
   const Tensor lp = a.inputs[0].to(g.sd);
-  const Tensor tw = n.wi > 0 && a.tangents[n.wi].defined() ? a.tangents[n.wi].to(g.sd).reshape(g.class_shape) : Tensor();
+  Tensor tw;
+  if (n.wi > 0 && a.tangents[n.wi].defined()) tw = a.tangents[n.wi].to(g.sd).reshape(g.class_shape);
   Tensor e;  // per-element tangent, summed over classes below
   if (a.tangents[0].defined()) e = times(n.q * a.tangents[0].to(g.sd), n.w);
   if (tw.defined()) accumulate(e, n.q * lp * tw);

@@ -31,7 +31,8 @@ void matmul_jvp(const JvpArgs& a, std::span<Tensor> out) {
   if (a.tangents[0].defined())
     t = ops::matmul(op_of(rules::gemm_operand(a.tangents[0]), at.trans_a), op_of(a.inputs[1], at.trans_b));
   if (a.tangents[1].defined())
-    rules::accumulate(t, ops::matmul(op_of(a.inputs[0], at.trans_a), op_of(rules::gemm_operand(a.tangents[1]), at.trans_b)));
+    rules::accumulate(
+        t, ops::matmul(op_of(a.inputs[0], at.trans_a), op_of(rules::gemm_operand(a.tangents[1]), at.trans_b)));
   if (t.defined()) t = scaled(t, at.alpha);
   if (a.inputs.size() == 3 && a.tangents[2].defined() && at.beta != 0)
     rules::accumulate(t, scaled(a.tangents[2], at.beta));

@@ -33,7 +33,8 @@ void add_linear(std::vector<double>& m, int64_t in, int64_t out, bool align) {
       m[d * in + d] = 1.0;
       continue;
     }
-    const Cm src = align ? ratio * static_cast<Cm>(d) : std::max(ratio * (static_cast<Cm>(d) + Cm(0.5)) - Cm(0.5), Cm(0));
+    const Cm src = align ? ratio * static_cast<Cm>(d)
+                         : std::max(ratio * (static_cast<Cm>(d) + Cm(0.5)) - Cm(0.5), Cm(0));
     const int64_t i0 = static_cast<int64_t>(src);
     const Cm l1 = std::min(std::max(src - static_cast<Cm>(i0), Cm(0)), Cm(1));
     const int64_t i1 = i0 + (i0 < in - 1 ? 1 : 0);

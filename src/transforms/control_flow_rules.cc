@@ -1,0 +1,411 @@
+// SPDX-License-Identifier: Apache-2.0
+// jvp and vjp rules of the control-flow primitives. They only ever run under a symbolic trace
+// (in PyNative the tape records the path taken instead), and they transform the sub-graphs by
+// tracing: a derivative sub-graph is the trace of the ordinary autodiff (spore::autodiff::vjp or
+// jvp) applied to an interpretation of the original sub-graph. So one autodiff serves here too,
+// and higher orders follow: the new nodes are control-flow nodes with their own rules.
+//
+//  - if/switch: the derivative is an if/switch over the transformed branches; backward branches
+//    recompute their forward part from the operands (rematerialization) instead of passing
+//    residuals out of the forward node.
+//  - scan: an augmented forward scan stacks the carry entering each step; a reversed scan runs
+//    the vjp of the body over those stacks.
+//  - while (reverse mode, data-dependent trip count): an augmented forward while counts the
+//    trips and stacks the carries with a run-time-sized leading axis; a reversed scan whose
+//    length is that size runs the vjp of the body. JAX refuses this; MindSpore and TensorFlow
+//    do it. Forward mode of while is a while over (carries, tangents).
+#include <atomic>
+
+#include "autodiff/frames.h"
+#include "autodiff/rules.h"
+#include "runtime/dispatch.h"
+#include "spore/autodiff.h"
+#include "spore/error.h"
+#include "spore/ops.h"
+#include "transforms/control_flow.h"
+#include "transforms/interpreter.h"
+#include "transforms/trace.h"
+
+namespace spore::transforms {
+
+ir::GraphPtr trace_graph(const std::string& name, std::span<const TensorType> in,
+                         const std::function<std::vector<Tensor>(std::span<const Tensor>)>& fn) {
+  SymbolicTrace st(name, true);
+  std::vector<Tensor> outs;
+  {
+    autodiff::FrameGuard open(&st);
+    std::vector<Tensor> args;
+    for (const TensorType& t : in) args.push_back(st.input(t));
+    outs = fn(args);
+  }
+  auto g = st.finish(outs);
+  SPORE_ASSERT(st.captured().empty(), "a derivative sub-graph of ", name, " captured an outside tensor");
+  return g;
+}
+
+namespace {
+
+const ControlFlowAttrs& cf(const void* a) { return *static_cast<const ControlFlowAttrs*>(a); }
+
+std::vector<Tensor> slice(std::span<const Tensor> v, size_t b, size_t e) { return {v.begin() + b, v.begin() + e}; }
+
+Tensor zeros_of(const TensorType& t) { return ops::zeros(t.shape, {t.dtype}); }
+
+// The vjp of `g` (run by the interpreter) at `x`: cotangents for the positions `wrt` of x, given
+// cotangents for the float outputs of g (in order).
+std::vector<Tensor> graph_vjp(const ir::Graph& g, std::span<const Tensor> x, const std::vector<int>& wrt,
+                              std::span<const Tensor> out_cts) {
+  if (wrt.empty()) return {};
+  autodiff::TreeFn f = [&g](const std::vector<TensorTree>& args) {
+    std::vector<Tensor> in;
+    for (const auto& a : args) in.push_back(a.tensor());
+    std::vector<Tensor> outs = interpret(g, in), floats;
+    for (const Tensor& o : outs)
+      if (is_floating(o.dtype())) floats.push_back(o);
+    return TensorTree(floats);
+  };
+  std::vector<TensorTree> args(x.begin(), x.end());
+  auto r = autodiff::vjp("control flow vjp", f, args, wrt, false, false);
+  auto g_in = r.pullback(TensorTree(std::vector<Tensor>(out_cts.begin(), out_cts.end())));
+  std::vector<Tensor> out;
+  for (auto& t : g_in) out.push_back(t.tensor());
+  return out;
+}
+
+// The jvp of `g` at `x` along `t` (undefined = zero): tangents of g's outputs (zeros for
+// non-float outputs are left undefined and returned as zeros of their type).
+std::vector<Tensor> graph_jvp(const ir::Graph& g, std::span<const Tensor> x, std::span<const Tensor> t) {
+  autodiff::TreeFn f = [&g](const std::vector<TensorTree>& args) {
+    std::vector<Tensor> in;
+    for (const auto& a : args) in.push_back(a.tensor());
+    return TensorTree(interpret(g, in));
+  };
+  std::vector<TensorTree> args(x.begin(), x.end()), tangents;
+  for (size_t i = 0; i < x.size(); ++i) tangents.push_back(t[i].defined() ? TensorTree(t[i]) : TensorTree());
+  auto [y, ty] = autodiff::jvp("control flow jvp", f, args, tangents);
+  return ty.leaves();
+}
+
+std::vector<TensorType> types_of(std::span<const Tensor> v) {
+  std::vector<TensorType> t;
+  for (const Tensor& x : v) t.push_back(runtime::type_of(x));
+  return t;
+}
+
+std::vector<int> float_positions(std::span<const TensorType> t) {
+  std::vector<int> p;
+  for (size_t i = 0; i < t.size(); ++i)
+    if (is_floating(t[i].dtype)) p.push_back(static_cast<int>(i));
+  return p;
+}
+
+// Cotangents of the float outputs (zeros where undefined), in output order.
+std::vector<Tensor> float_cts(const VjpArgs& a, size_t begin, size_t end) {
+  std::vector<Tensor> c;
+  for (size_t j = begin; j < end; ++j)
+    if (is_floating(a.out_types[j].dtype)) c.push_back(a.cotangents[j].defined() ? a.cotangents[j] : zeros_of(a.out_types[j]));
+  return c;
+}
+
+// ---- if / switch -------------------------------------------------------------------------
+void branches_vjp(const VjpArgs& a, std::span<Tensor> in_ct) {
+  const auto& at = cf(a.attrs);
+  const Primitive& p = a.in_types.size() && at.graphs.size() ? (a.in_types[0].dtype == DType::Bool ? if_primitive() : switch_primitive())
+                                                             : if_primitive();
+  const std::vector<Tensor> operands = slice(a.inputs, 1, a.inputs.size());
+  std::vector<int> wrt;
+  for (size_t i = 0; i < operands.size(); ++i)
+    if (a.needs[i + 1]) wrt.push_back(static_cast<int>(i));
+  if (wrt.empty()) return;
+  const std::vector<Tensor> cts = float_cts(a, 0, a.out_types.size());
+  std::vector<TensorType> sig = types_of(operands);
+  const size_t n = operands.size();
+  for (const Tensor& c : cts) sig.push_back(runtime::type_of(c));
+  ControlFlowAttrs bwd;
+  for (const auto& g : at.graphs)
+    bwd.graphs.push_back(trace_graph(p.name + "_vjp", sig, [&](std::span<const Tensor> x) {
+      return graph_vjp(*g, x.first(n), wrt, x.subspan(n));
+    }));
+  std::vector<Tensor> in{a.inputs[0]};
+  in.insert(in.end(), operands.begin(), operands.end());
+  in.insert(in.end(), cts.begin(), cts.end());
+  auto g = call_control_flow(p, bwd, in);
+  for (size_t k = 0; k < wrt.size(); ++k) in_ct[static_cast<size_t>(wrt[k]) + 1] = g[k];
+}
+
+void branches_jvp(const JvpArgs& a, std::span<Tensor> out_t) {
+  const auto& at = cf(a.attrs);
+  const Primitive& p = a.inputs[0].dtype() == DType::Bool ? if_primitive() : switch_primitive();
+  const std::vector<Tensor> operands = slice(a.inputs, 1, a.inputs.size());
+  const size_t n = operands.size();
+  std::vector<int> with_t;  // operands with a tangent
+  for (size_t i = 0; i < n; ++i)
+    if (a.tangents[i + 1].defined()) with_t.push_back(static_cast<int>(i));
+  std::vector<TensorType> sig = types_of(operands);
+  for (int i : with_t) sig.push_back(runtime::type_of(a.tangents[static_cast<size_t>(i) + 1]));
+  ControlFlowAttrs fwd;
+  for (const auto& g : at.graphs)
+    fwd.graphs.push_back(trace_graph(p.name + "_jvp", sig, [&](std::span<const Tensor> x) {
+      std::vector<Tensor> t(n);
+      for (size_t k = 0; k < with_t.size(); ++k) t[static_cast<size_t>(with_t[k])] = x[n + k];
+      return graph_jvp(*g, x.first(n), t);
+    }));
+  std::vector<Tensor> in{a.inputs[0]};
+  in.insert(in.end(), operands.begin(), operands.end());
+  for (int i : with_t) in.push_back(a.tangents[static_cast<size_t>(i) + 1]);
+  auto t = call_control_flow(p, fwd, in);
+  for (size_t j = 0; j < out_t.size(); ++j)
+    if (is_floating(a.outputs[j].dtype())) out_t[j] = t[j];
+}
+
+// ---- scan --------------------------------------------------------------------------------
+// Cotangents through a scan given the stacked carries entering each step. `length` may be -1
+// (taken from the stacks at run time).
+void scan_backward(const ir::Graph& body, size_t nc, bool reverse, int64_t length, std::span<const TensorType> carry_types,
+                   std::span<const Tensor> stacks, std::span<const Tensor> xs, std::span<const Tensor> ct_carry,
+                   std::span<const Tensor> ct_ys, std::span<const int> x_wrt, std::vector<Tensor>& ct_init,
+                   std::vector<Tensor>& ct_xs, std::span<const Tensor> ct_add = {}) {
+  // ct_add (optional; stacked like the float carries): cotangents of the carries entering each
+  // step, from a while loop's stacked outputs when that loop is itself differentiated again.
+  const std::vector<int> cf_pos = float_positions(carry_types);
+  std::vector<TensorType> x_types;
+  for (const Tensor& x : xs) {
+    TensorType t = runtime::type_of(x);
+    Shape s;
+    for (size_t d = 1; d < t.shape.size(); ++d) s.push_back(t.shape[d]);
+    t.shape = s;
+    t.weak = false;
+    x_types.push_back(t);
+  }
+  // Body of the reversed scan: (ct_c (float carries), c_i (all carries), x_i, ct_y_i) ->
+  // (ct_c_prev, ct_x_i for x_wrt).
+  std::vector<TensorType> sig;
+  for (int i : cf_pos) sig.push_back(carry_types[static_cast<size_t>(i)]);
+  sig.insert(sig.end(), carry_types.begin(), carry_types.end());
+  sig.insert(sig.end(), x_types.begin(), x_types.end());
+  auto add_slices = [&sig](std::span<const Tensor> stacked) {
+    for (const Tensor& c : stacked) {
+      TensorType t = runtime::type_of(c);
+      Shape s;
+      for (size_t d = 1; d < t.shape.size(); ++d) s.push_back(t.shape[d]);
+      t.shape = s;
+      t.weak = false;
+      sig.push_back(t);
+    }
+  };
+  add_slices(ct_ys);
+  add_slices(ct_add);
+  const size_t nf = cf_pos.size(), nx = xs.size(), ny = ct_ys.size();
+  ControlFlowAttrs bwd;
+  bwd.num_carry = static_cast<int64_t>(nf);
+  bwd.length = length;
+  bwd.reverse = !reverse;
+  bwd.graphs.push_back(trace_graph("scan_vjp", sig, [&](std::span<const Tensor> v) {
+    std::vector<Tensor> point(v.begin() + nf, v.begin() + nf + nc + nx);  // (c_i, x_i)
+    std::vector<int> wrt(cf_pos.begin(), cf_pos.end());
+    for (int i : x_wrt) wrt.push_back(static_cast<int>(nc) + i);
+    // Cotangents of the body's float outputs: the float carries, then the float ys.
+    std::vector<Tensor> cts(v.begin(), v.begin() + nf);
+    cts.insert(cts.end(), v.begin() + nf + nc + nx, v.begin() + nf + nc + nx + ny);
+    auto g = graph_vjp(body, point, wrt, cts);
+    if (!ct_add.empty())
+      for (size_t k = 0; k < nf; ++k) g[k] = g[k] + v[nf + nc + nx + ny + k];
+    return g;
+  }));
+  std::vector<Tensor> in(ct_carry.begin(), ct_carry.end());
+  in.insert(in.end(), stacks.begin(), stacks.end());
+  in.insert(in.end(), xs.begin(), xs.end());
+  in.insert(in.end(), ct_ys.begin(), ct_ys.end());
+  in.insert(in.end(), ct_add.begin(), ct_add.end());
+  auto out = call_control_flow(scan_primitive(), bwd, in);
+  ct_init.assign(out.begin(), out.begin() + nf);
+  ct_xs.assign(out.begin() + nf, out.end());
+}
+
+void scan_vjp(const VjpArgs& a, std::span<Tensor> in_ct) {
+  const auto& at = cf(a.attrs);
+  const size_t nc = static_cast<size_t>(at.num_carry), n_in = a.inputs.size();
+  const std::vector<Tensor> init = slice(a.inputs, 0, nc), xs = slice(a.inputs, nc, n_in);
+  const std::vector<TensorType> carry_types(a.in_types.begin(), a.in_types.begin() + nc);
+  // 1. The forward again, also stacking the carry entering each step.
+  std::vector<TensorType> sig(carry_types);
+  for (const Tensor& x : xs) {
+    TensorType t = runtime::type_of(x);
+    Shape s;
+    for (size_t d = 1; d < t.shape.size(); ++d) s.push_back(t.shape[d]);
+    t.shape = s;
+    t.weak = false;
+    sig.push_back(t);
+  }
+  ControlFlowAttrs aug = at;
+  aug.graphs = {trace_graph("scan_stack", sig, [&](std::span<const Tensor> v) {
+    auto out = interpret(*at.graphs[0], v);
+    out.insert(out.end(), v.begin(), v.begin() + nc);
+    return out;
+  })};
+  std::vector<Tensor> fwd = call_control_flow(scan_primitive(), aug, a.inputs);
+  const size_t ny = a.out_types.size() - nc;
+  std::vector<Tensor> stacks(fwd.begin() + nc + ny, fwd.end());
+  // 2. The reversed scan of the body's vjp.
+  std::vector<Tensor> ct_carry;
+  for (size_t j = 0; j < nc; ++j)
+    if (is_floating(a.out_types[j].dtype)) ct_carry.push_back(a.cotangents[j].defined() ? a.cotangents[j] : zeros_of(a.out_types[j]));
+  std::vector<Tensor> ct_ys;
+  for (size_t j = nc; j < a.out_types.size(); ++j)
+    if (is_floating(a.out_types[j].dtype)) ct_ys.push_back(a.cotangents[j].defined() ? a.cotangents[j] : zeros_of(a.out_types[j]));
+  std::vector<int> x_wrt;
+  for (size_t i = 0; i < xs.size(); ++i)
+    if (a.needs[nc + i]) x_wrt.push_back(static_cast<int>(i));
+  std::vector<Tensor> ct_init, ct_xs;
+  scan_backward(*at.graphs[0], nc, at.reverse, at.length, carry_types, stacks, xs, ct_carry, ct_ys, x_wrt, ct_init, ct_xs);
+  const auto cf_pos = float_positions(carry_types);
+  for (size_t k = 0; k < cf_pos.size(); ++k)
+    if (a.needs[static_cast<size_t>(cf_pos[k])]) in_ct[static_cast<size_t>(cf_pos[k])] = ct_init[k];
+  for (size_t k = 0; k < x_wrt.size(); ++k) in_ct[nc + static_cast<size_t>(x_wrt[k])] = ct_xs[k];
+}
+
+void scan_jvp(const JvpArgs& a, std::span<Tensor> out_t) {
+  // A scan over (carries, carry tangents) and (xs, x tangents) running the body's jvp.
+  const auto& at = cf(a.attrs);
+  const size_t nc = static_cast<size_t>(at.num_carry), n_in = a.inputs.size(), nx = n_in - nc;
+  std::vector<int> c_t, x_t;
+  for (size_t i = 0; i < nc; ++i)
+    if (is_floating(a.inputs[i].dtype())) c_t.push_back(static_cast<int>(i));
+  for (size_t i = 0; i < nx; ++i)
+    if (a.tangents[nc + i].defined()) x_t.push_back(static_cast<int>(i));
+  std::vector<TensorType> sig = types_of(slice(a.inputs, 0, nc));
+  for (int i : c_t) sig.push_back(runtime::type_of(a.inputs[static_cast<size_t>(i)]));
+  auto slice_type = [](const Tensor& x) {
+    TensorType t = runtime::type_of(x);
+    Shape s;
+    for (size_t d = 1; d < t.shape.size(); ++d) s.push_back(t.shape[d]);
+    t.shape = s;
+    t.weak = false;
+    return t;
+  };
+  for (size_t i = 0; i < nx; ++i) sig.push_back(slice_type(a.inputs[nc + i]));
+  for (int i : x_t) sig.push_back(slice_type(a.inputs[nc + static_cast<size_t>(i)]));
+  const size_t nct = c_t.size();
+  ControlFlowAttrs fwd = at;
+  fwd.num_carry = static_cast<int64_t>(nc + nct);
+  fwd.graphs = {trace_graph("scan_jvp", sig, [&](std::span<const Tensor> v) {
+    std::vector<Tensor> point(v.begin(), v.begin() + nc);
+    point.insert(point.end(), v.begin() + nc + nct, v.begin() + nc + nct + nx);
+    std::vector<Tensor> t(nc + nx);
+    for (size_t k = 0; k < nct; ++k) t[static_cast<size_t>(c_t[k])] = v[nc + k];
+    for (size_t k = 0; k < x_t.size(); ++k) t[nc + static_cast<size_t>(x_t[k])] = v[nc + nct + nx + k];
+    auto y = interpret(*at.graphs[0], point);
+    auto ty = graph_jvp(*at.graphs[0], point, t);
+    // (carries, carry tangents, ys, y tangents)
+    std::vector<Tensor> out(y.begin(), y.begin() + nc);
+    for (int i : c_t) out.push_back(ty[static_cast<size_t>(i)]);
+    out.insert(out.end(), y.begin() + nc, y.end());
+    out.insert(out.end(), ty.begin() + nc, ty.end());
+    return out;
+  })};
+  std::vector<Tensor> in = slice(a.inputs, 0, nc);
+  for (int i : c_t) {
+    const Tensor& t = a.tangents[static_cast<size_t>(i)];
+    in.push_back(t.defined() ? t : ops::zeros_like(a.inputs[static_cast<size_t>(i)]));
+  }
+  for (size_t i = 0; i < nx; ++i) in.push_back(a.inputs[nc + i]);
+  for (int i : x_t) in.push_back(a.tangents[nc + static_cast<size_t>(i)]);
+  auto r = call_control_flow(scan_primitive(), fwd, in);
+  const size_t ny = a.outputs.size() - nc;
+  for (size_t k = 0; k < nct; ++k) out_t[static_cast<size_t>(c_t[k])] = r[nc + k];
+  for (size_t j = 0; j < ny; ++j)
+    if (is_floating(a.outputs[nc + j].dtype())) out_t[nc + j] = r[nc + nct + ny + j];
+}
+
+// ---- while -------------------------------------------------------------------------------
+std::atomic<int> g_trip_symbols{0};
+
+void while_vjp(const VjpArgs& a, std::span<Tensor> in_ct) {
+  const auto& at = cf(a.attrs);
+  const size_t nc = a.inputs.size();
+  // 1. The forward again, counting trips and stacking the carry entering each one.
+  ControlFlowAttrs aug = at;
+  aug.stack = true;
+  aug.trip_symbol = detail::cat("trips", g_trip_symbols.fetch_add(1));
+  std::vector<Tensor> fwd = call_control_flow(while_primitive(), aug, a.inputs);
+  std::vector<Tensor> stacks(fwd.begin() + nc + 1, fwd.end());
+  // 2. A reversed scan of the body's vjp whose length is the trip count (known at run time).
+  const std::vector<TensorType> carry_types(a.in_types.begin(), a.in_types.end());
+  std::vector<Tensor> ct_carry;
+  for (size_t j = 0; j < nc; ++j)
+    if (is_floating(a.out_types[j].dtype)) ct_carry.push_back(a.cotangents[j].defined() ? a.cotangents[j] : zeros_of(a.out_types[j]));
+  // Differentiating an augmented loop again (grad of grad): its stacked carries have
+  // cotangents too, which join the carry's cotangent at each step.
+  std::vector<Tensor> ct_add;
+  if (at.stack) {
+    bool any = false;
+    for (size_t j = 0; j < nc; ++j) any |= a.cotangents[nc + 1 + j].defined();
+    if (any)
+      for (size_t j = 0; j < nc; ++j)
+        if (is_floating(a.out_types[j].dtype))
+          ct_add.push_back(a.cotangents[nc + 1 + j].defined() ? a.cotangents[nc + 1 + j] : zeros_of(a.out_types[nc + 1 + j]));
+  }
+  std::vector<Tensor> ct_init, ct_xs;
+  scan_backward(*at.graphs[1], nc, false, -1, carry_types, stacks, {}, ct_carry, {}, {}, ct_init, ct_xs, ct_add);
+  const auto cf_pos = float_positions(carry_types);
+  for (size_t k = 0; k < cf_pos.size(); ++k)
+    if (a.needs[static_cast<size_t>(cf_pos[k])]) in_ct[static_cast<size_t>(cf_pos[k])] = ct_init[k];
+}
+
+void while_jvp(const JvpArgs& a, std::span<Tensor> out_t) {
+  // A while over (carries, tangents of the float carries): same trips, the body's jvp.
+  const auto& at = cf(a.attrs);
+  const size_t nc = a.inputs.size();
+  std::vector<int> c_t;
+  for (size_t i = 0; i < nc; ++i)
+    if (is_floating(a.inputs[i].dtype())) c_t.push_back(static_cast<int>(i));
+  std::vector<TensorType> sig = types_of(a.inputs);
+  for (int i : c_t) sig.push_back(runtime::type_of(a.inputs[static_cast<size_t>(i)]));
+  const size_t nct = c_t.size();
+  ControlFlowAttrs fwd;
+  fwd.num_carry = static_cast<int64_t>(nc + nct);
+  fwd.graphs.push_back(trace_graph("while_jvp_cond", sig, [&](std::span<const Tensor> v) {
+    return interpret(*at.graphs[0], v.first(nc));
+  }));
+  fwd.graphs.push_back(trace_graph("while_jvp_body", sig, [&](std::span<const Tensor> v) {
+    std::vector<Tensor> t(nc);
+    for (size_t k = 0; k < nct; ++k) t[static_cast<size_t>(c_t[k])] = v[nc + k];
+    auto y = interpret(*at.graphs[1], v.first(nc));
+    auto ty = graph_jvp(*at.graphs[1], v.first(nc), t);
+    for (int i : c_t) y.push_back(ty[static_cast<size_t>(i)]);
+    return y;
+  }));
+  std::vector<Tensor> in(a.inputs.begin(), a.inputs.end());
+  for (int i : c_t) {
+    const Tensor& t = a.tangents[static_cast<size_t>(i)];
+    in.push_back(t.defined() ? t : ops::zeros_like(a.inputs[static_cast<size_t>(i)]));
+  }
+  // An augmented loop (stacking its carries for a reverse pass) stacks the tangents with them.
+  if (at.stack) {
+    fwd.stack = true;
+    fwd.trip_symbol = at.trip_symbol;  // the same loop: the same run-time trip count
+  }
+  auto r = call_control_flow(while_primitive(), fwd, in);
+  for (size_t k = 0; k < nct; ++k) out_t[static_cast<size_t>(c_t[k])] = r[nc + k];
+  if (at.stack) {
+    // r = (carries, tangents, trips, stacked carries, stacked tangents); outputs = (carries,
+    // trips, stacked carries).
+    const size_t stacked_t = nc + nct + 1 + nc;
+    for (size_t k = 0; k < nct; ++k) {
+      out_t[nc + 1 + static_cast<size_t>(c_t[k])] = r[stacked_t + k];
+    }
+  }
+}
+
+}  // namespace
+
+void install_control_flow_rules() {
+  // Control-flow rules recompute from their inputs, so every input is a residual.
+  const Residuals all{~0u, 0};
+  autodiff::def_rules(if_primitive(), all, branches_jvp, branches_vjp);
+  autodiff::def_rules(switch_primitive(), all, branches_jvp, branches_vjp);
+  autodiff::def_rules(scan_primitive(), all, scan_jvp, scan_vjp);
+  autodiff::def_rules(while_primitive(), all, while_jvp, while_vjp);
+}
+
+}  // namespace spore::transforms

@@ -1,0 +1,127 @@
+// SPDX-License-Identifier: Apache-2.0
+// vmap (spore/vmap.h): check the axes, trace f on per-example types, run the graph batched.
+#include "spore/vmap.h"
+
+#include "autodiff/frames.h"
+#include "runtime/dispatch.h"
+#include "spore/error.h"
+#include "spore/ops.h"
+#include "transforms/trace.h"
+#include "transforms/vmap_interpreter.h"
+
+namespace spore::transforms {
+namespace {
+
+Tensor move_axis(const Tensor& t, int64_t from, int64_t to) {
+  if (from == to) return t;
+  std::vector<int64_t> perm;
+  for (int64_t d = 0; d < t.dim(); ++d)
+    if (d != from) perm.push_back(d);
+  perm.insert(perm.begin() + to, from);
+  return ops::permute(t, perm);
+}
+
+std::string arg_name(size_t i, size_t leaf, size_t leaves) {
+  return leaves > 1 ? detail::cat("argument ", i, " (leaf ", leaf, ")") : detail::cat("argument ", i);
+}
+
+struct Batch {
+  int64_t size = -1;
+  std::string where;  // the first batched argument, for messages
+};
+
+// Per argument and leaf: the batch axis (-1: not batched). Checks ranges and batch sizes.
+std::vector<std::vector<int>> leaf_axes(const std::vector<TensorTree>& args, const VmapAxes& in_axes, Batch& batch) {
+  SPORE_CHECK(in_axes.all() || in_axes.size() == args.size(), "[vmap] in_axes has ", in_axes.size(),
+              " entries but the function was called with ", args.size(), " argument", args.size() == 1 ? "" : "s",
+              "; give one axis per argument (-1: not batched), or one axis for all of them");
+  std::vector<std::vector<int>> axes(args.size());
+  for (size_t i = 0; i < args.size(); ++i) {
+    const int ax = in_axes.at(i);
+    SPORE_CHECK(ax >= -1, "[vmap] in_axes[", i, "] is ", ax,
+                "; give a batch axis counted from 0, or -1 for an argument shared by every lane");
+    const auto leaves = args[i].leaves();
+    for (size_t l = 0; l < leaves.size(); ++l) {
+      const Tensor& t = leaves[l];
+      axes[i].push_back(ax);
+      if (ax < 0) continue;
+      SPORE_CHECK(ax < t.dim(), "[vmap] in_axes[", i, "] = ", ax, " is out of range for ", arg_name(i, l, leaves.size()),
+                  " of shape ", shape_str(t.shape()), " (rank ", t.dim(), "); its batch axis must be in [0, ", t.dim(),
+                  "), or -1 if it is not batched");
+      const int64_t n = t.shape()[ax];
+      const std::string here = detail::cat(arg_name(i, l, leaves.size()), " has ", n, " along axis ", ax);
+      if (batch.size < 0) {
+        batch.size = n;
+        batch.where = here;
+      }
+      SPORE_CHECK(n == batch.size, "[vmap] batch sizes differ: ", batch.where, " but ", here,
+                  "; every batched argument must have the same batch size");
+    }
+  }
+  SPORE_CHECK(batch.size >= 0, "[vmap] no argument is batched (every in_axes entry is -1, or the batched arguments "
+              "hold no tensors); batch at least one argument");
+  return axes;
+}
+
+}  // namespace
+
+TensorTree vmap_call(const autodiff::TreeFn& f, const std::vector<TensorTree>& args, const VmapAxes& in_axes,
+                     const VmapAxes& out_axes) {
+  Batch batch;
+  const auto axes = leaf_axes(args, in_axes, batch);
+
+  // Trace f once on per-example types. A closed trace: tensors from outside (captured, or
+  // traced by an enclosing jit or vmap) become explicit inputs, shared by every lane.
+  SymbolicTrace trace("vmap", true);
+  TensorTree out;
+  {
+    autodiff::FrameGuard open(&trace);
+    std::vector<TensorTree> sargs;
+    for (size_t i = 0; i < args.size(); ++i) {
+      auto leaves = args[i].leaves();
+      for (size_t l = 0; l < leaves.size(); ++l) {
+        TensorType t = runtime::type_of(leaves[l]);
+        if (axes[i][l] >= 0) t.shape.erase(static_cast<size_t>(axes[i][l]));
+        leaves[l] = trace.input(t);
+      }
+      sargs.push_back(args[i].with_leaves(leaves));
+    }
+    out = f(sargs);
+  }
+  const ir::GraphPtr g = trace.finish(out.leaves());
+
+  // Run it on the batch: batched arguments with their batch axis in front, the rest shared.
+  std::vector<BatchedValue> inputs;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const auto leaves = args[i].leaves();
+    for (size_t l = 0; l < leaves.size(); ++l) {
+      const int ax = axes[i][l];
+      if (ax >= 0) inputs.push_back({move_axis(leaves[l], ax, 0), true});
+      else inputs.push_back({leaves[l], false});
+    }
+  }
+  for (const Tensor& c : trace.captured()) inputs.push_back({c, false});
+  const auto result = run_batched(*g, inputs, batch.size);
+
+  SPORE_CHECK(out_axes.all() || out_axes.size() == result.size(), "[vmap] out_axes has ", out_axes.size(),
+              " entries but the function returned ", result.size(), " tensor", result.size() == 1 ? "" : "s",
+              "; give one axis per output tensor, or one axis for all of them");
+  std::vector<Tensor> leaves;
+  for (size_t j = 0; j < result.size(); ++j) {
+    const int ax = out_axes.at(j);
+    if (ax == -1) {
+      SPORE_CHECK(!result[j].batched, "[vmap] out_axes[", j, "] is -1 (not batched) but output ", j,
+                  " depends on a batched argument, so it differs between lanes; give it a batch axis");
+      leaves.push_back(result[j].t);
+      continue;
+    }
+    const Tensor t = materialize(result[j], batch.size);
+    SPORE_CHECK(ax >= 0 && ax < t.dim(), "[vmap] out_axes[", j, "] = ", ax, " is out of range for output ", j,
+                " of per-example shape ", shape_str(std::span<const Dim>(t.shape()).subspan(1)),
+                "; the batch axis can go at 0 to ", t.dim() - 1, ", or -1 for an output shared by every lane");
+    leaves.push_back(move_axis(t, 0, ax));
+  }
+  return out.with_leaves(leaves);
+}
+
+}  // namespace spore::transforms
