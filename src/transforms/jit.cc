@@ -55,6 +55,7 @@ struct JitCore::Impl {
   std::mutex mu;
   std::map<std::string, Traced> cache;
   std::string last_key;
+  std::shared_ptr<const Traced> last_random;  // the latest graph of a random function (not cached)
   int traces = 0;
 };
 
@@ -66,7 +67,8 @@ int JitCore::traces() const { return impl_->traces; }
 std::string JitCore::last_graph_text() const {
   std::lock_guard<std::mutex> lock(impl_->mu);
   auto it = impl_->cache.find(impl_->last_key);
-  return it == impl_->cache.end() ? std::string() : ir::print_graph(*it->second.graph);
+  if (it != impl_->cache.end()) return ir::print_graph(*it->second.graph);
+  return impl_->last_random ? ir::print_graph(*impl_->last_random->graph) : std::string();
 }
 
 TensorTree JitCore::call(const autodiff::TreeFn& f, const std::vector<TensorTree>& args) {
@@ -74,6 +76,7 @@ TensorTree JitCore::call(const autodiff::TreeFn& f, const std::vector<TensorTree
   if (!autodiff::active_frames().empty()) return f(args);
   const std::string key = signature(args);
   const Traced* traced = nullptr;
+  std::shared_ptr<const Traced> holder;  // keeps an uncached graph alive for this call
   {
     std::lock_guard<std::mutex> lock(impl_->mu);
     auto it = impl_->cache.find(key);
@@ -102,8 +105,21 @@ TensorTree JitCore::call(const autodiff::TreeFn& f, const std::vector<TensorTree
     t.captured = trace.captured();
     t.out_structure = out;
     std::lock_guard<std::mutex> lock(impl_->mu);
-    traced = &impl_->cache.emplace(key, std::move(t)).first->second;
     ++impl_->traces;
+    if (trace.has_random()) {
+      // Random ops took their keys from the generator while tracing, exactly as PyNative would
+      // on this call, and the keys sit in their attributes: a cached graph would replay the
+      // same numbers on every call. Until the generator state is a graph input (graph-mode
+      // issue), such a function is traced on every call, so it draws what PyNative draws.
+      if (log_jit()) std::fprintf(stderr, "[jit] %s draws random numbers: traced again on every call\n", impl_->name.c_str());
+      impl_->cache.erase(key);
+      impl_->last_key = key;
+      holder = std::make_shared<const Traced>(std::move(t));
+      impl_->last_random = holder;
+      traced = holder.get();
+    } else {
+      traced = &impl_->cache.emplace(key, std::move(t)).first->second;
+    }
   }
   {
     std::lock_guard<std::mutex> lock(impl_->mu);

@@ -53,6 +53,7 @@ ir::ValueRef SymbolicTrace::value_of(const Tensor& t) {
 
 void SymbolicTrace::build(const Primitive& p, const void* attrs, std::span<const Tensor> in,
                           std::span<const TensorType> types, std::span<Tensor> out) {
+  has_random_ |= p.effect == Effect::Random;
   std::vector<ir::ValueRef> ins;
   ins.reserve(in.size());
   for (const Tensor& t : in) ins.push_back(value_of(t));

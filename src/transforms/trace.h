@@ -30,6 +30,9 @@ class SymbolicTrace final : public autodiff::Frame {
   /// Tensors captured from outside, in the order of their graph inputs (after the data inputs).
   const std::vector<Tensor>& captured() const { return captured_; }
   size_t num_data_inputs() const { return num_data_; }
+  /// True when a random primitive was recorded (its key was drawn from the generator at trace
+  /// time and sits in its attributes).
+  bool has_random() const { return has_random_; }
 
   void record(int, const Primitive&, const void*, std::span<const Tensor>, std::span<const Tensor>) override {}
   void build(const Primitive& p, const void* attrs, std::span<const Tensor> in,
@@ -47,6 +50,7 @@ class SymbolicTrace final : public autodiff::Frame {
   size_t num_data_ = 0;
   bool data_done_ = false;
   bool closed_ = false;
+  bool has_random_ = false;
 };
 
 }  // namespace spore::transforms

@@ -112,3 +112,27 @@ TEST(GradErrors, ClearMessages) {
 
 }  // namespace
 }  // namespace spore
+
+namespace spore {
+namespace {
+
+TEST(GradErrors, SavedTensorModifiedInPlace) {
+  Tensor w = ops::tensor({2.0, 3.0});
+  auto f = [&w](const Tensor& x) {
+    Tensor y = x * w;  // mul saves w for its backward
+    ops::add_(w, ops::tensor({1.0, 1.0}));
+    return ops::sum(y);
+  };
+  EXPECT_ERROR(grad(f)(ops::tensor({1.0, 1.0})), "was modified in place after it was saved");
+  EXPECT_EQ(w.to_vector<double>(), std::vector<double>({3.0, 4.0}));
+  // Tracked tensors cannot be updated in place.
+  EXPECT_ERROR(grad([](const Tensor& x) {
+                 Tensor y = x * 2.0;
+                 ops::add_(y, x);
+                 return ops::sum(y);
+               })(ops::tensor({1.0})),
+               "tracked by an open transform");
+}
+
+}  // namespace
+}  // namespace spore

@@ -2,6 +2,10 @@
 """PyTorch side of the oracle: recompute every case of a manifest and compare.
 
 Each torch_ops/<family>.py defines OPS = {name: fn(inputs, attrs) -> tensor or tuple}.
+A case "grad:<name>" (tests/oracle/cases_grad.cc) is a gradient: its inputs are fn's inputs
+plus a cotangent of fn's output, attrs["wrt"] the differentiated positions and
+attrs["out_index"] the element of a tuple result; the outputs are Spore's vjp, compared with
+torch.autograd.grad.
 Prints `oracle: N ops, M cases, all agree` or the disagreements, and exits non-zero on any.
 """
 import importlib
@@ -24,6 +28,10 @@ TOL = {
     "float16": (2e-3, 1e-3),
     "bfloat16": (1.6e-2, 1e-2),
 }
+
+# Gradients (float32): a rule and torch's backward use different formulas and summation orders,
+# and a gradient often sums many products, so its rounding exceeds a forward op's.
+GRAD_TOL = (1e-4, 1e-5)  # for float32 gradients; other dtypes keep TOL
 
 TORCH_DTYPE = {
     "bool": torch.bool, "uint8": torch.uint8, "int8": torch.int8, "int16": torch.int16,
@@ -64,7 +72,48 @@ def run_torch(fn, ins, attrs):
     return tuple(down(t) for t in out) if isinstance(out, (tuple, list)) else down(out)
 
 
-def compare(case, got, want, idx):
+def _index_shaped_src(fn):
+    """scatter/scatter_add read only the index-shaped corner of src; PyTorch 1.13's backward
+    returns src's gradient in the index's shape and raises when src is larger. Slicing src first
+    is the same function, with a backward that pads the gradient to src's shape."""
+    def f(ins, a):
+        ins = list(ins)
+        ins[2] = ins[2][tuple(slice(0, n) for n in ins[1].shape)]
+        return fn(ins, a)
+    return f
+
+
+# Where the forward table's torch function has no usable derivative in PyTorch 1.13, the same
+# function written differently for autograd.
+GRAD_FN = {
+    "scatter": _index_shaped_src,
+    "scatter_add": _index_shaped_src,
+    # floor_divide has no derivative formula; div with floor rounding is the same function and
+    # has one (zero).
+    "floor_divide": lambda fn: lambda ins, a: torch.div(ins[0], ins[1], rounding_mode="floor"),
+}
+
+
+def run_grad(fn, ins, attrs):
+    """torch.autograd.grad of fn's output (element out_index of a tuple) for the cotangent
+    ins[-1], with respect to the inputs at attrs["wrt"]."""
+    xs, ct = list(ins[:-1]), ins[-1]
+    leaves = []
+    for i in attrs["wrt"]:
+        xs[i] = xs[i].detach().clone().requires_grad_(True)
+        leaves.append(xs[i])
+    fattrs = {k: v for k, v in attrs.items() if k not in ("wrt", "out_index", "_case")}
+    with torch.enable_grad():
+        out = fn(xs, fattrs)
+    if isinstance(out, (tuple, list)):
+        out = out[attrs["out_index"]]
+    if not out.requires_grad:  # torch's function does not depend on the leaves (floor, sign ...)
+        return tuple(torch.zeros_like(x) for x in leaves)
+    grads = torch.autograd.grad(out, leaves, ct, allow_unused=True)
+    return tuple(torch.zeros_like(x) if g is None else g for g, x in zip(grads, leaves))
+
+
+def compare(case, got, want, idx, default_tol=None):
     if not isinstance(want, torch.Tensor):
         want = torch.tensor(want)
     if got.dtype != want.dtype:
@@ -87,7 +136,7 @@ def compare(case, got, want, idx):
         return None
     name = str(want.dtype).replace("torch.", "")
     if name in TOL:
-        rtol, atol = TOL[name]
+        rtol, atol = default_tol if default_tol and name == "float32" else TOL[name]
         if case["rtol"] >= 0:
             rtol = case["rtol"]
         if case["atol"] >= 0:
@@ -116,13 +165,22 @@ def main():
             n += 1
             op = case["op"]
             ops_seen.add(op)
-            if op not in table:
+            is_grad = op.startswith("grad:")
+            base = op[len("grad:"):] if is_grad else op
+            if base not in table:
                 failures.append(f"case {case['id']} {op}: no torch function in torch_ops/")
+                continue
+            if "_spore_error" in case["attrs"]:
+                failures.append(f"case {case['id']} {op}: Spore raised: {case['attrs']['_spore_error']}")
                 continue
             ins = [None if s is None else load(d, s) for s in case["inputs"]]
             outs = [load(d, s) for s in case["outputs"]]
             try:
-                want = run_torch(table[op], ins, case["attrs"])
+                if is_grad:
+                    fn = GRAD_FN[base](table[base]) if base in GRAD_FN else table[base]
+                    want = run_grad(fn, ins, case["attrs"])
+                else:
+                    want = run_torch(table[op], ins, case["attrs"])
             except Exception as e:  # noqa: BLE001 - report any torch failure as a disagreement
                 failures.append(f"case {case['id']} {op}: torch raised {type(e).__name__}: {e}")
                 continue
@@ -132,7 +190,7 @@ def main():
                 failures.append(f"case {case['id']} {op}: {len(outs)} outputs, torch gives {len(want)}")
                 continue
             for i, (g, w) in enumerate(zip(outs, want)):
-                err = compare(case, g, w, i)
+                err = compare(case, g, w, i, GRAD_TOL if is_grad else None)
                 if err:
                     shapes = ", ".join(f"{tuple(x.shape)} {str(x.dtype)[6:]}" for x in ins if x is not None)
                     failures.append(f"case {case['id']} {op}({shapes}) attrs={case['attrs']}: {err}")

@@ -59,3 +59,22 @@ TEST(Jit, ReadingATracedValueIsAnError) {
 
 }  // namespace
 }  // namespace spore
+
+namespace spore {
+namespace {
+
+TEST(Jit, RandomMatchesPyNativeForTheSameSeed) {
+  auto f = [](const Tensor& x) { return x + ops::uniform(x.shape()) + ops::sum(ops::normal({2})); };
+  Tensor x = ops::zeros({3});
+  manual_seed(7);
+  Tensor e1 = f(x), e2 = f(x);
+  auto jf = jit(f);
+  manual_seed(7);
+  Tensor j1 = jf(x), j2 = jf(x);
+  EXPECT_EQ(j1.to_vector<float>(), e1.to_vector<float>());
+  EXPECT_EQ(j2.to_vector<float>(), e2.to_vector<float>());  // never frozen to the first call's numbers
+  EXPECT_NE(j1.to_vector<float>(), j2.to_vector<float>());
+}
+
+}  // namespace
+}  // namespace spore

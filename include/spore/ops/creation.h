@@ -62,4 +62,12 @@ Tensor tensor(std::initializer_list<std::initializer_list<T>> rows) {
   return from_vector(flat, {static_cast<Dim>(rows.size()), static_cast<Dim>(cols)});
 }
 
+/// In-place updates: write into dst's own storage (through its strides; src broadcasts and is
+/// cast to dst's dtype) and bump its version counter. Not allowed on tensors that an open
+/// transform tracks, nor inside jit/vmap.
+Tensor& copy_(Tensor& dst, const Tensor& src);
+Tensor& add_(Tensor& dst, const Tensor& src);
+Tensor& mul_(Tensor& dst, const Tensor& src);
+Tensor& fill_(Tensor& dst, Scalar value);
+
 }  // namespace spore::ops

@@ -1,0 +1,44 @@
+// SPDX-License-Identifier: Apache-2.0
+// In-place updates. They write into the destination's storage and bump its version counter, so
+// a tape that saved the old contents for a backward pass detects the change and fails clearly
+// instead of computing a wrong gradient (shared/ARCHITECTURE.md, "PyNative").
+#include <cstring>
+
+#include "runtime/dispatch.h"
+#include "runtime/trace_hooks.h"
+#include "spore/ops.h"
+
+namespace spore::ops {
+
+Tensor& copy_(Tensor& dst, const Tensor& src) {
+  SPORE_CHECK(dst.device().type != DeviceType::Meta,
+              "[copy_] the destination is a traced or meta tensor: in-place updates inside jit or vmap are not "
+              "supported; return the new value instead");
+  SPORE_CHECK(dst.impl()->trace == nullptr || runtime::tls_open_traces == 0,
+              "[copy_] the destination is tracked by an open transform (grad, jvp): updating it in place would "
+              "lose its history; use the out-of-place op and keep the result");
+  const Shape& s = dst.shape();
+  Tensor v = broadcast_to(src.dtype() == dst.dtype() ? src : src.to(dst.dtype()), s).contiguous();
+  const int64_t n = dst.numel();
+  const size_t isz = dst.itemsize();
+  const char* from = static_cast<const char*>(v.data_ptr());
+  char* base = static_cast<char*>(dst.data_ptr());
+  std::vector<int64_t> idx(s.size(), 0);
+  for (int64_t i = 0; i < n; ++i) {
+    int64_t off = 0;
+    for (size_t d = 0; d < idx.size(); ++d) off += idx[d] * dst.strides()[d];
+    std::memcpy(base + off * static_cast<int64_t>(isz), from + i * static_cast<int64_t>(isz), isz);
+    for (size_t d = idx.size(); d-- > 0;) {
+      if (++idx[d] < s[d]) break;
+      idx[d] = 0;
+    }
+  }
+  dst.storage()->bump_version();
+  return dst;
+}
+
+Tensor& add_(Tensor& dst, const Tensor& src) { return copy_(dst, dst + src); }
+Tensor& mul_(Tensor& dst, const Tensor& src) { return copy_(dst, dst * src); }
+Tensor& fill_(Tensor& dst, Scalar value) { return copy_(dst, full_like(dst, value)); }
+
+}  // namespace spore::ops
