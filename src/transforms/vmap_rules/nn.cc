@@ -201,21 +201,29 @@ void group_norm(const Primitive& p, const void* attrs, std::span<const Tensor> i
 
 // nll_loss (lp (N, C, d...) or (C), target (N, d...) or (), weight (C)) and soft_nll_loss (lp,
 // target probabilities of lp's shape, weight): the batch folds into N (a (C) lane becomes a row
-// of (B, C)), the primitive gives per-element losses, and each lane is reduced on its own. A
-// batched class weight runs by the loop.
+// of (B, C)), the primitive gives per-element losses, and each lane is reduced on its own. Every
+// per-element term is linear in w[c] * lp[c], so a per-lane class weight (B, C) is multiplied
+// into lp and the primitive runs unweighted.
 template <class Attrs, bool kSoft>
 void loss(const Primitive& p, const void* attrs, std::span<const Tensor> in, std::span<const int> in_axes,
           std::vector<Tensor>& out, std::vector<int>& out_axes) {
   const Attrs& at = *static_cast<const Attrs*>(attrs);
-  if (at.has_weight && in_axes[2] >= 0) return vmap_by_loop(p, attrs, in, in_axes, out, out_axes);
   const int64_t batch = batch_size(in, in_axes);
-  const Tensor lp = batched(in[0], in_axes[0], batch);
+  Tensor lp = batched(in[0], in_axes[0], batch);
   const Tensor target = batched(in[1], in_axes[1], batch);
   const bool vector_lane = lp.dim() == 2;  // each lane is one (C) row
+  const Dim C = lp.shape()[vector_lane ? 1 : 2];
   Attrs a = at;
   a.reduction = prims::LossReduction::None;
+  const bool lane_weight = at.has_weight && in_axes[2] >= 0;
+  if (lane_weight) {
+    Shape ws = vector_lane ? Shape{batch, C} : Shape{batch, 1, C};
+    for (int64_t d = 3; d < lp.dim(); ++d) ws.push_back(1);
+    lp = lp * ops::reshape(in[2], ws);
+    a.has_weight = false;
+  }
   std::vector<Tensor> args{vector_lane ? lp : fold(lp), vector_lane ? target : fold(target)};
-  if (at.has_weight) args.push_back(in[2]);
+  if (a.has_weight) args.push_back(in[2]);
   Tensor l = call(p, &a, args)[0];
   if (!vector_lane) l = unfold(l, batch);
   if (at.reduction == prims::LossReduction::None) {
@@ -239,8 +247,17 @@ void loss(const Primitive& p, const void* attrs, std::span<const Tensor> in, std
       Tensor wt = keep.to(l.dtype());
       if (at.has_weight) {
         const Tensor safe = ops::where(keep, target, ops::zeros_like(target));
-        const Tensor picked = ops::reshape(ops::index_select(in[2], 0, ops::reshape(safe, {-1})), safe.shape());
-        wt = wt * picked.to(l.dtype());
+        Tensor picked;
+        if (lane_weight) {
+          // w[b, t] as rows of one (B * C, 1) table, lane b's targets offset by b * C.
+          Shape lane{batch};
+          for (int64_t d = 1; d < safe.dim(); ++d) lane.push_back(1);
+          const Tensor offset = ops::reshape(ops::arange(0, batch * C, C), lane);
+          picked = ops::embedding(ops::reshape(in[2], {batch * C, 1}), safe + offset);
+        } else {
+          picked = ops::index_select(in[2], 0, ops::reshape(safe, {-1}));
+        }
+        wt = wt * ops::reshape(picked, safe.shape()).to(l.dtype());
       }
       total = total / lane_sum(wt);
     }
