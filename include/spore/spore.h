@@ -3,6 +3,7 @@
 // Spore: one include for the public C++ API.
 #include "spore/autodiff.h"
 #include "spore/control_flow.h"
+#include "spore/custom_vjp.h"
 #include "spore/device.h"
 #include "spore/dtype.h"
 #include "spore/error.h"

@@ -112,6 +112,10 @@ Tensor without_entry(const Tensor& t, uint64_t uid);
 bool trace_symbolic(const Primitive& p, const void* attrs, std::span<const Tensor> in,
                     std::span<const TensorType> types, std::span<Tensor> out);
 
+/// What dispatch does after an eager op: every active frame tracking an input records it. For
+/// callers that run an op's effect themselves (custom_vjp, checkpoint).
+void record_eager(const Primitive& p, const void* attrs, std::span<const Tensor> in, std::span<const Tensor> out);
+
 /// Installs the dispatch hooks and every primitive's rules (idempotent; called by each frame).
 void install();
 

@@ -1,0 +1,52 @@
+// SPDX-License-Identifier: Apache-2.0
+// custom_vjp uses the user's backward; checkpoint recomputes and replays dropout's mask.
+#include <gtest/gtest.h>
+
+#include "error_matchers.h"
+#include "spore/spore.h"
+
+namespace spore {
+namespace {
+
+using namespace ops;
+
+TEST(CustomVjp, UsesTheUserBackward) {
+  // Forward x^2, but a backward that says 3x (so the test sees which one ran).
+  auto sq = custom_vjp([](const TensorTree& x) { return std::make_pair(TensorTree(x.tensor() * x.tensor()), x); },
+                       [](const TensorTree& res, const TensorTree& ct) { return TensorTree(ct.tensor() * res.tensor() * 3.0); });
+  auto f = [&](const Tensor& x) { return sum(sq(x).tensor()); };
+  Tensor x = tensor({1.0, 2.0});
+  EXPECT_EQ(f(x).item<double>(), 5.0);
+  EXPECT_EQ(grad(f)(x).to_vector<double>(), std::vector<double>({3.0, 6.0}));
+  // The backward's ops are differentiated too: d/dx sum(3x) = 3.
+  auto g = [&](const Tensor& x) { return sum(grad(f)(x)); };
+  EXPECT_EQ(grad(g)(x).to_vector<double>(), std::vector<double>({3.0, 3.0}));
+  EXPECT_ERROR(jvp(f, x, ones_like(x)), "forward mode (jvp) cannot go through");
+}
+
+TEST(Checkpoint, RecomputeReplaysTheDropoutMask) {
+  auto body = [](const TensorTree& t) {
+    Tensor x = t.tensor();
+    return TensorTree(dropout(sin(x) * x, 0.5, true) * x);
+  };
+  auto plain = [&](const Tensor& x) { return sum(body(x).tensor()); };
+  auto ckpt_body = checkpoint(body);
+  auto ckpt = [&](const Tensor& x) { return sum(ckpt_body(x).tensor()); };
+  Tensor x = linspace(-2.0, 2.0, 64, {DType::Float64});
+  manual_seed(5);
+  auto [v1, g1] = value_and_grad(plain)(x);
+  manual_seed(5);
+  auto [v2, g2] = value_and_grad(ckpt)(x);
+  EXPECT_EQ(v1.item<double>(), v2.item<double>());
+  EXPECT_EQ(g1.to_vector<double>(), g2.to_vector<double>());
+  // The generator continues where the forward left it: recomputation does not consume keys.
+  manual_seed(5);
+  plain(x);
+  const uint64_t after_plain = default_generator().offset();
+  manual_seed(5);
+  grad(ckpt)(x);
+  EXPECT_EQ(default_generator().offset(), after_plain);
+}
+
+}  // namespace
+}  // namespace spore
