@@ -136,3 +136,34 @@ TEST(GradErrors, SavedTensorModifiedInPlace) {
 
 }  // namespace
 }  // namespace spore
+
+namespace spore {
+namespace {
+
+TEST(Hessian, TwoLayerMlpEqualsJacfwdOfJacrevAndFiniteDifferences) {
+  using namespace ops;
+  Tensor w1 = tensor({{0.3, -0.2, 0.5}, {0.1, 0.4, -0.3}}), b1 = tensor({0.05, -0.1, 0.2});
+  Tensor w2 = tensor({{0.7}, {-0.6}, {0.2}});
+  auto mlp = [&](const Tensor& x) { return sum(matmul(tanh(matmul(x.reshape({1, 2}), w1) + b1), w2)); };
+  Tensor x = tensor({0.4, -0.9});
+  Tensor h = hessian(mlp)(x);
+  ASSERT_EQ(h.shape(), Shape({2, 2}));
+  Tensor h2 = jacfwd([&](const Tensor& v) { return jacrev(mlp)(v); })(x);
+  Tensor h3 = jacrev([&](const Tensor& v) { return jacrev(mlp)(v); })(x);
+  auto a = h.to_vector<double>(), b = h2.to_vector<double>(), c = h3.to_vector<double>();
+  for (int i = 0; i < 4; ++i) {
+    EXPECT_NEAR(a[i], b[i], 1e-14);
+    EXPECT_NEAR(a[i], c[i], 1e-14);
+  }
+  // Finite differences of the gradient.
+  const double eps = 1e-6;
+  for (int j = 0; j < 2; ++j) {
+    Tensor d = one_hot(scalar_tensor(int64_t{j}, DType::Int64), 2).to(DType::Float64) * eps;
+    auto gp = grad(mlp)(x + d).to_vector<double>(), gm = grad(mlp)(x - d).to_vector<double>();
+    for (int i = 0; i < 2; ++i) EXPECT_NEAR(a[i * 2 + j], (gp[i] - gm[i]) / (2 * eps), 1e-8);
+  }
+  EXPECT_NEAR(a[1], a[2], 1e-15);  // symmetric
+}
+
+}  // namespace
+}  // namespace spore
