@@ -15,3 +15,4 @@
 #include "spore/tensor.h"
 #include "spore/threading.h"
 #include "spore/tree.h"
+#include "spore/vmap.h"

@@ -15,13 +15,17 @@
 // batched ops, vmap(vmap(f)) batches twice. Since f is traced, reading a value inside it
 // (item(), to_vector(), a C++ `if` on a tensor) is an error: use cond, switch_case, while_loop
 // and scan (spore/control_flow.h), which vmap batches — with a batched predicate both branches
-// run and each lane selects its own; a while loop runs until every lane is done.
+// run and each lane selects its own; a while loop runs until every lane is done, and reverse
+// mode through it (vmap of grad) gives each lane the gradient of its own trip count.
+// f is traced on every call (closures are read then, random ops draw fresh keys); jit(vmap(f))
+// traces once per signature and skips the batching work on later calls.
 //
 // Randomness: random ops draw the same numbers in every lane (the key is part of the traced
 // op, as JAX with an unbatched key). For independent lanes, draw outside vmap with the batch
 // shape and pass the draws in as a batched argument.
 //
-// Tensors f uses without taking them as arguments (captured) are shared by every lane.
+// Tensors f uses without taking them as arguments (captured) are shared by every lane. In-place
+// updates (copy_, add_, ...) of traced values are refused: return the new value instead.
 #include <initializer_list>
 #include <type_traits>
 #include <utility>

@@ -78,7 +78,15 @@ TreeFn1 custom_vjp(ForwardWithResiduals fwd, CustomBackward bwd) {
   return [fwd = std::move(fwd), bwd = std::move(bwd)](const TensorTree& x) -> TensorTree {
     auto x_leaves = x.leaves();
     if (!tracked_by_any_frame(x_leaves)) return fwd(x).first;
-    for (autodiff::Frame* f : autodiff::active_frames()) {
+    // Under a symbolic trace (jit, vmap) with no transform inside it, the forward is just traced.
+    auto frames = autodiff::active_frames();
+    bool after_symbolic = false, tape_inside_trace = false;
+    for (autodiff::Frame* f : frames) {
+      if (f->kind() == autodiff::Frame::Kind::Symbolic) after_symbolic = true;
+      else if (after_symbolic) tape_inside_trace = true;
+    }
+    if (after_symbolic && !tape_inside_trace && frames.back()->kind() == autodiff::Frame::Kind::Symbolic) return fwd(x).first;
+    for (autodiff::Frame* f : frames) {
       SPORE_CHECK(f->kind() != autodiff::Frame::Kind::Forward, "[custom_vjp] forward mode (jvp) cannot go through a "
                   "function with a custom backward; give it no custom rule, or differentiate it in reverse mode");
       SPORE_CHECK(f->kind() != autodiff::Frame::Kind::Symbolic, "[custom_vjp] a custom backward under jit with grad "

@@ -6,6 +6,7 @@
 #include "runtime/dispatch.h"
 #include "spore/error.h"
 #include "spore/ops.h"
+#include "transforms/ir_bridge.h"
 #include "transforms/trace.h"
 #include "transforms/vmap_interpreter.h"
 
@@ -63,6 +64,23 @@ std::vector<std::vector<int>> leaf_axes(const std::vector<TensorTree>& args, con
   return axes;
 }
 
+// An empty batch stacks no lanes: every output is empty along its batch axis (no rule runs, so
+// none has to handle a zero-size batch).
+TensorTree empty_batch(const ir::Graph& g, const TensorTree& out, const VmapAxes& out_axes) {
+  std::vector<Tensor> leaves;
+  for (size_t j = 0; j < g.outputs().size(); ++j) {
+    const TensorType t = from_ir(std::get<ir::TensorType>(g.type_of(g.outputs()[j].value)));
+    const int ax = out_axes.at(j);
+    SPORE_CHECK(ax >= 0 && ax <= static_cast<int>(t.shape.size()), "[vmap] out_axes[", j, "] = ", ax,
+                " cannot place the batch axis of output ", j, " (per-example shape ", shape_str(t.shape),
+                ") for an empty batch; give an axis in [0, ", t.shape.size(), "]");
+    Shape s = t.shape;
+    s.insert(static_cast<size_t>(ax), 0);
+    leaves.push_back(ops::zeros(s, {t.dtype}));
+  }
+  return out.with_leaves(leaves);
+}
+
 }  // namespace
 
 TensorTree vmap_call(const autodiff::TreeFn& f, const std::vector<TensorTree>& args, const VmapAxes& in_axes,
@@ -89,6 +107,11 @@ TensorTree vmap_call(const autodiff::TreeFn& f, const std::vector<TensorTree>& a
     out = f(sargs);
   }
   const ir::GraphPtr g = trace.finish(out.leaves());
+  const size_t n_out = g->outputs().size();
+  SPORE_CHECK(out_axes.all() || out_axes.size() == n_out, "[vmap] out_axes has ", out_axes.size(),
+              " entries but the function returned ", n_out, " tensor", n_out == 1 ? "" : "s",
+              "; give one axis per output tensor, or one axis for all of them");
+  if (batch.size == 0) return empty_batch(*g, out, out_axes);
 
   // Run it on the batch: batched arguments with their batch axis in front, the rest shared.
   std::vector<BatchedValue> inputs;
@@ -103,9 +126,6 @@ TensorTree vmap_call(const autodiff::TreeFn& f, const std::vector<TensorTree>& a
   for (const Tensor& c : trace.captured()) inputs.push_back({c, false});
   const auto result = run_batched(*g, inputs, batch.size);
 
-  SPORE_CHECK(out_axes.all() || out_axes.size() == result.size(), "[vmap] out_axes has ", out_axes.size(),
-              " entries but the function returned ", result.size(), " tensor", result.size() == 1 ? "" : "s",
-              "; give one axis per output tensor, or one axis for all of them");
   std::vector<Tensor> leaves;
   for (size_t j = 0; j < result.size(); ++j) {
     const int ax = out_axes.at(j);

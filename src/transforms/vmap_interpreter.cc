@@ -23,7 +23,10 @@ void check_output(const ir::Node& n, size_t j, const BatchedValue& v, int64_t ba
                  shape_str(have), " with no batch axis of size ", batch);
     have.erase(0);
   }
-  SPORE_ASSERT(have == want.shape && v.t.dtype() == want.dtype, "[vmap] the rule of '", n.op(), "' gave output ", j,
+  // A symbolic dimension (a loop's run-time trip count) matches any size.
+  bool same = have.size() == want.shape.size() && v.t.dtype() == want.dtype;
+  for (size_t d = 0; same && d < have.size(); ++d) same = is_symbolic(want.shape[d]) || have[d] == want.shape[d];
+  SPORE_ASSERT(same, "[vmap] the rule of '", n.op(), "' gave output ", j,
                " lanes of type ", type_text(v.t.dtype(), have), "; the traced graph says ",
                type_text(want.dtype, want.shape));
 }
@@ -108,6 +111,15 @@ std::vector<BatchedValue> run_batched(const ir::Graph& g, std::span<const Batche
         auto r = runtime::dispatch(*p, attrs, ins);
         for (int j = 0; j < r.n; ++j) out.push_back({std::move(r.t[j]), false});
       }
+      continue;
+    }
+    if (cf && vmap_rules::is_control_flow_rule(p->vmap)) {
+      std::vector<BatchedValue> args;
+      for (ir::ValueRef v : n.inputs()) args.push_back(get(v));
+      out = vmap_rules::vmap_control_flow(*p, attrs, args, batch);
+      SPORE_ASSERT(out.size() == n.outputs().size(), "[vmap] the rule of '", n.op(), "' returned ", out.size(),
+                   " outputs for a node with ", n.outputs().size());
+      for (size_t j = 0; j < out.size(); ++j) check_output(n, j, out[j], batch);
       continue;
     }
     outs.clear();

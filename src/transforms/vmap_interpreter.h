@@ -11,6 +11,7 @@
 // every lane and keeps its per-example shape. Nodes whose inputs are all unbatched run as they
 // are (dispatch, or the control-flow call), so loop-invariant work is done once.
 #include <span>
+#include <utility>
 #include <vector>
 
 #include "ir/graph.h"
@@ -19,9 +20,17 @@
 namespace spore::transforms {
 
 /// A value under vmap: `t` is batched along axis 0 (size = the batch) or shared by every lane.
+/// `ragged` (bool (B, T), rarely set) marks a stack whose lanes have different lengths along
+/// axis 1: a while loop's per-iteration carries when lanes ran different trip counts. Entry
+/// (b, t) exists when ragged[b][t]; the others are padding (the lane's frozen carry). Scans over
+/// such stacks (the loop's reverse pass) skip the padding; other ops see padded values.
 struct BatchedValue {
+  BatchedValue() = default;
+  BatchedValue(Tensor t_, bool batched_, Tensor ragged_ = {})
+      : t(std::move(t_)), batched(batched_), ragged(std::move(ragged_)) {}
   Tensor t;
   bool batched = false;
+  Tensor ragged;
 };
 
 /// Runs the per-example graph `g` on `inputs` (one per graph input). Outputs keep the rules'

@@ -268,6 +268,17 @@ TEST(Vmap, PerExampleGradientsOfAnMlp) {
   EXPECT_TRUE(close(g32["w1"].tensor()[3], lane3, 1e-6));
 }
 
+TEST(Vmap, JitOfPerExampleGradients) {
+  const TensorTree params = mlp_params(DType::Float64);
+  Tensor xs = oracle::rand_tensor({5, 5}, DType::Float64, 23);
+  Tensor ys = from_vector(std::vector<int64_t>{2, 0, 1, 3, 3}, {5});
+  auto per_example = vmap(grad(mlp_loss), {-1, 0, 0});
+  auto fast = jit([&](const TensorTree& p, const Tensor& x, const Tensor& y) { return per_example(p, x, y); });
+  TensorTree want = per_example(params, xs, ys), got = fast(params, xs, ys);
+  for (const char* k : {"w1", "b1", "w2", "b2"}) EXPECT_TRUE(close(got[k].tensor(), want[k].tensor())) << k;
+  EXPECT_NE(fast.core().last_graph_text().find("matmul"), std::string::npos);
+}
+
 TEST(Vmap, PerExampleGradientsWithABatchDimension) {
   // Each example as a batch of one: (1, D) inputs, the mean loss over it.
   const TensorTree params = mlp_params(DType::Float64);
@@ -285,6 +296,15 @@ TEST(Vmap, PerExampleGradientsWithABatchDimension) {
 // ---- composition ------------------------------------------------------------------------------
 
 Tensor lane_fn(const Tensor& x) { return sin(x) * sum(x * x) + exp(-x); }
+
+TEST(Vmap, EmptyBatch) {
+  Tensor none = zeros({0, 3}, {DType::Float64});
+  EXPECT_EQ(vmap(lane_fn)(none).shape(), Shape({0, 3}));
+  EXPECT_EQ(vmap(lane_fn, 1, 1)(transpose(none, 0, 1)).shape(), Shape({3, 0}));
+  TensorTree g = vmap(grad(mlp_loss), {-1, 0, 0})(mlp_params(DType::Float64), zeros({0, 5}, {DType::Float64}),
+                                                  zeros({0}, {DType::Int64}));
+  EXPECT_EQ(g["w1"].tensor().shape(), Shape({0, 5, 7}));
+}
 
 TEST(Vmap, InsideGrad) {
   Tensor xs = oracle::rand_tensor({4, 3}, DType::Float64, 31);
@@ -434,6 +454,39 @@ TEST(Vmap, WhileLoopWithPerLaneTripCounts) {
   EXPECT_TRUE(close(vmap(doubling, {0, -1})(as, f64(0.0)), as * 8.0));
 }
 
+TEST(Vmap, PerExampleGradientsThroughLoops) {
+  // Reverse mode through a while loop with a per-lane trip count: the loop's forward pass stacks
+  // the carries of the longest lane, and the reverse scan skips each lane's padding.
+  Tensor as = tensor({1.0, 4.0, 9.0, 2.0, 1e4}).to(DType::Float64);
+  Tensor g = vmap(grad(newton_sqrt))(as);
+  for (int64_t b = 0; b < 5; ++b) EXPECT_TRUE(close(g[b], grad(newton_sqrt)(as[b]), 1e-10)) << b;
+  EXPECT_TRUE(close(jit([](const Tensor& a) { return vmap(grad(newton_sqrt))(a); })(as), g, 1e-12));
+  // Second order, per lane: d2/da2 sqrt(a) = -1/4 a^-3/2.
+  Tensor gg = vmap(grad(grad(newton_sqrt)))(as);
+  for (int64_t b = 0; b < 5; ++b) EXPECT_TRUE(close(gg[b], grad(grad(newton_sqrt))(as[b]), 1e-8)) << b;
+  // Steps that are not contractions: each lane's gradient is 1.5^(its own trip count), so a
+  // padding step run on a finished lane would show.
+  auto grow = [](const Tensor& x) {
+    return while_loop([](const TensorTree& c) -> Tensor { return c.tensor() < 10.0; },
+                      [](const TensorTree& c) { return TensorTree(c.tensor() * 1.5 + 0.1); }, TensorTree(x))
+        .tensor();
+  };
+  Tensor starts = tensor({0.5, 9.0, 3.0, 12.0}).to(DType::Float64);
+  Tensor gg2 = vmap(grad(grow))(starts);
+  for (int64_t b = 0; b < 4; ++b) EXPECT_TRUE(close(gg2[b], grad(grow)(starts[b]))) << b;
+  EXPECT_EQ(gg2.to_vector<double>()[3], 1.0);  // no trips
+  // A shared trip count (a counted while) and a scan.
+  auto shared_trips = [](const Tensor& x) {
+    auto r = while_loop([](const TensorTree& c) -> Tensor { return c[1].tensor() < 3.0; },
+                        [](const TensorTree& c) { return TensorTree{sin(c[0].tensor()) * 1.5, c[1].tensor() + 1.0}; },
+                        TensorTree{x, zeros_like(x)});
+    return r[0].tensor();
+  };
+  Tensor xs = tensor({0.3, -1.1, 2.0}).to(DType::Float64);
+  Tensor gs = vmap(grad(shared_trips))(xs);
+  for (int64_t b = 0; b < 3; ++b) EXPECT_TRUE(close(gs[b], grad(shared_trips)(xs[b]))) << b;
+}
+
 TEST(Vmap, Scan) {
   // Running sums per lane: carry batched, xs batched (scanned along each lane's own axis).
   auto cumulative = [](const Tensor& xs, const Tensor& c0) {
@@ -458,6 +511,17 @@ TEST(Vmap, Scan) {
   EXPECT_TRUE(close(got2[1].tensor()[2], cumulative(xs[0], cs[2])[1].tensor()));
   auto jf = jit([&](const Tensor& x, const Tensor& c) { return vmap(cumulative, {0, -1})(x, c); });
   EXPECT_TRUE(close(jf(xs, c0)[1].tensor(), got[1].tensor()));
+  // A batched carry that the body resets to a shared value.
+  auto reset = [](const Tensor& xs, const Tensor& c0) {
+    auto [c, ys] = scan([](const TensorTree& c, const TensorTree& x) {
+                          return std::make_pair(TensorTree(x.tensor() * 0.0 + 1.0), TensorTree(c.tensor()));
+                        },
+                        TensorTree(c0), TensorTree(xs));
+    return TensorTree{c, ys};
+  };
+  Tensor shared = oracle::rand_tensor({4, 2}, DType::Float64, 74);
+  TensorTree got3 = vmap(reset, {-1, 0})(shared, cs);
+  for (int64_t b = 0; b < 3; ++b) EXPECT_TRUE(close(got3[1].tensor()[b], reset(shared, cs[b])[1].tensor())) << b;
   // fori_loop: a counted scan with a batched carry.
   auto pow3 = [](const Tensor& x) {
     return fori_loop(0, 3, [&](const Tensor&, const TensorTree& c) { return TensorTree(c.tensor() * x); },
@@ -541,15 +605,21 @@ TEST(Vmap, ClearErrors) {
   EXPECT_ERROR(vmap(add2, {0, -1})(x, ones({3})), "cannot broadcast");
   EXPECT_ERROR(vmap(lane_fn, 0, 2)(x), "out_axes[0] = 2 is out of range for output 0 of per-example shape (2,)");
   EXPECT_ERROR(vmap(lane_fn, 0, -1)(x), "out_axes[0] is -1 (not batched) but output 0 depends on a batched argument");
+  EXPECT_ERROR(vmap([](const Tensor& a) {
+                 Tensor t = a * 2.0;
+                 return add_(t, a);
+               })(x),
+               "in-place updates inside jit or vmap are not supported");
   EXPECT_ERROR(vmap([](const Tensor& a) { return sum(a).item<float>() > 0 ? a : -a; })(x), "traced value inside jit or vmap");
 }
 
 TEST(Vmap, RegistryReport) {
   const std::string report = transforms::vmap_rules::registry_report();
   std::printf("%s\n", report.c_str());
-  // Only primitives whose rule is the loop by design: data-dependent output sizes (nonzero,
-  // eager only) and per-lane draws against shared numbers (bernoulli).
-  const std::set<std::string> by_design = {"nonzero", "bernoulli"};
+  // Only primitives whose rule is the loop by design: per-lane draws against shared numbers
+  // (bernoulli), and primitives that never reach a traced graph (nonzero: eager only, its size
+  // depends on values; custom_vjp: a tape-only node).
+  const std::set<std::string> by_design = {"nonzero", "bernoulli", "custom_vjp"};
   for (const auto& name : transforms::vmap_rules::primitives_using_loop())
     EXPECT_TRUE(by_design.count(name)) << "primitive '" << name << "' has no vmap rule and runs by the loop fallback; "
                                        << "add a rule in src/transforms/vmap_rules/";

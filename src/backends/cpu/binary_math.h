@@ -35,7 +35,9 @@ SPORE_BINARY(Div, a / b)
 // NaN in either operand propagates (as torch.maximum).
 SPORE_BINARY(Maximum, sel(nan(a), a, sel(nan(b), b, sel(a < b, b, a))))
 SPORE_BINARY(Minimum, sel(nan(a), a, sel(nan(b), b, sel(b < a, b, a))))
-SPORE_BINARY(Pow, pow(a, b))
+// IEEE (and std::pow, used for the scalar tail): x^0 = 1 for every x, NaN included, and
+// 1^y = 1 for every y; xsimd's vector pow gives 0 for 0^0, so the result depended on the length.
+SPORE_BINARY(Pow, sel(b == splat<V>(0) || a == splat<V>(1), splat<V>(1), pow(a, b)))
 #undef SPORE_BINARY
 // xsimd's atan2 mishandles infinities; lane-wise libm keeps IEEE special cases.
 struct Atan2 {

@@ -1,23 +1,25 @@
 // SPDX-License-Identifier: Apache-2.0
-// vmap rules of the control-flow primitives. Their sub-graphs are per-example graphs, run by the
-// batching interpreter; the rules rebuild the control flow with the public functions (cond,
-// switch_case, while_loop, scan), which run as C++ control flow eagerly and become If / Switch /
-// While / Scan nodes again under an outer trace (jit of vmap, vmap of vmap).
+// vmap rules of the control-flow primitives. A node's sub-graphs are per-example graphs; the
+// rules trace batched versions of them (the batching interpreter run symbolically) and call the
+// same kind of node on the batch, so eagerly it runs as C++ control flow and under an outer
+// trace (jit of vmap, vmap of vmap) it stays one If / Switch / While / Scan node.
 //
-//  - if / switch with a shared predicate: the one branch every lane takes, batched.
+//  - if / switch with a shared predicate: the branch every lane takes, batched.
 //  - if / switch with a batched predicate: every branch runs on the whole batch and each lane
 //    selects its own result with where (as JAX: both sides are evaluated, so a NaN or an error in
 //    a branch a lane does not take still happens, and a gradient through where of a NaN side is
 //    NaN; guard the inputs of such branches).
 //  - while with a shared condition: the loop, batched. With a batched condition: the loop runs
-//    while any lane runs, each lane carries a "still running" flag and a finished lane keeps its
-//    carry (the body still computes on it, as above).
-//  - scan: the batched xs are scanned along their own axis 1; carries and ys batched as needed.
+//    while any lane runs; each lane carries a "still running" flag, and a finished lane keeps
+//    its carry (the body still computes on it, as above). A loop that also stacks its carries
+//    (reverse mode's forward pass) gives per-lane trip counts and stacks padded to the longest
+//    lane, marked ragged by the running flags.
+//  - scan: the batched xs are scanned along their axis 1; over ragged stacks (the reverse pass
+//    of such a loop) each lane skips its padding.
 //
 // A loop carry's batchedness must not change between iterations, so it is fixed first: a carry
-// is batched when its initial value is, when the body makes it so from batched values, or (for
-// a batched condition) when it changes at all.
-#include "spore/control_flow.h"
+// is batched when its initial value is, when the body makes it so from batched values, or (when
+// lanes stop at different steps) when it changes at all.
 #include "transforms/control_flow.h"
 #include "transforms/ir_bridge.h"
 #include "transforms/vmap_interpreter.h"
@@ -28,14 +30,14 @@ namespace {
 
 const ControlFlowAttrs& cf(const void* a) { return *static_cast<const ControlFlowAttrs*>(a); }
 
-std::vector<BatchedValue> values(const std::vector<Tensor>& ts, const std::vector<bool>& flags) {
+std::vector<BatchedValue> values(std::span<const Tensor> ts, const std::vector<bool>& flags) {
   std::vector<BatchedValue> v;
-  for (size_t i = 0; i < ts.size(); ++i) v.push_back({ts[i], flags[i]});
+  for (size_t i = 0; i < ts.size(); ++i) v.push_back({ts[i], flags[i], {}});
   return v;
 }
 
-// Runs `g` and returns its outputs, materialized (broadcast) where `batched` says they must be.
-std::vector<Tensor> run(const ir::Graph& g, const std::vector<Tensor>& args, const std::vector<bool>& flags,
+// Runs `g` on the batch and returns its outputs, materialized where `batched` says.
+std::vector<Tensor> run(const ir::Graph& g, std::span<const Tensor> args, const std::vector<bool>& flags,
                         const std::vector<bool>& batched, int64_t batch) {
   auto r = run_batched(g, values(args, flags), batch);
   std::vector<Tensor> out;
@@ -43,184 +45,241 @@ std::vector<Tensor> run(const ir::Graph& g, const std::vector<Tensor>& args, con
   return out;
 }
 
-std::vector<int> axes_of(const std::vector<bool>& flags, size_t from = 0) {
-  std::vector<int> a;
-  for (size_t i = from; i < flags.size(); ++i) a.push_back(flags[i] ? 0 : kNotBatched);
-  return a;
+std::vector<TensorType> types_of(std::span<const Tensor> ts) {
+  std::vector<TensorType> t;
+  for (const Tensor& x : ts) t.push_back(runtime::type_of(x));
+  return t;
 }
 
-// ---- if / switch ----------------------------------------------------------------------------
-
-void branches(const Primitive& p, const void* attrs, std::span<const Tensor> in, std::span<const int> in_axes,
-              std::vector<Tensor>& out, std::vector<int>& out_axes) {
-  const auto& a = cf(attrs);
-  const int64_t batch = batch_size(in, in_axes);
-  const bool is_if = &p == &if_primitive();
-  const std::vector<Tensor> operands(in.begin() + 1, in.end());
-  std::vector<bool> flags;
-  for (size_t i = 1; i < in.size(); ++i) flags.push_back(in_axes[i] >= 0);
-  const size_t nout = a.graphs[0]->outputs().size();
-  if (in_axes[0] < 0) {
-    // Every lane takes the same branch. An output batched in any branch is batched in all, so
-    // the result's batchedness does not depend on the branch taken.
-    std::vector<bool> force(nout, false);
-    for (const auto& g : a.graphs) {
-      auto bo = batched_outputs(*g, flags);
-      for (size_t j = 0; j < nout; ++j) force[j] = force[j] || bo[j];
-    }
-    std::vector<TreeFunction> fns;
-    for (const auto& g : a.graphs)
-      fns.push_back([&, g](const TensorTree& t) { return TensorTree(run(*g, t.leaves(), flags, force, batch)); });
-    const TensorTree args(operands);
-    const TensorTree r = is_if ? cond(in[0], fns[0], fns[1], args) : switch_case(in[0], fns, args);
-    out = r.leaves();
-    out_axes = axes_of(force);
-    return;
-  }
-  // Each lane picks its branch: run them all on the whole batch, then select per lane.
-  std::vector<std::vector<BatchedValue>> results;
-  for (const auto& g : a.graphs) results.push_back(run_batched(*g, values(operands, flags), batch));
-  const Tensor& sel = in[0];
-  const int64_t n = static_cast<int64_t>(a.graphs.size());
-  out.clear();
-  for (size_t j = 0; j < nout; ++j) {
-    const int64_t rank = results[0][j].t.dim() - (results[0][j].batched ? 1 : 0);
-    auto pick = [&](const Tensor& mask, const Tensor& yes, const Tensor& no) { return ops::where(lift(mask, rank), yes, no); };
-    if (is_if) {
-      out.push_back(pick(sel, results[0][j].t, results[1][j].t));
-      continue;
-    }
-    // switch clamps the index: lanes at or below 0 take branch 0, at or above n-1 the last.
-    Tensor r = results[static_cast<size_t>(n - 1)][j].t;
-    for (int64_t k = n - 2; k >= 0; --k) {
-      const Tensor mask = k == 0 ? ops::less_equal(sel, ops::scalar_tensor(0, sel.dtype()))
-                                 : ops::equal(sel, ops::scalar_tensor(k, sel.dtype()));
-      r = pick(mask, results[static_cast<size_t>(k)][j].t, r);
-    }
-    out.push_back(r);
-  }
-  all_batched(out, out_axes);
+// A sub-graph's batched version: inputs of the given types, body `fn`.
+ir::GraphPtr batched_graph(const ir::Graph& g, std::span<const TensorType> types,
+                           const std::function<std::vector<Tensor>(std::span<const Tensor>)>& fn) {
+  return trace_graph(g.name() + "_vmap", types, fn);
 }
 
-// ---- while ----------------------------------------------------------------------------------
+bool passes_through(const ir::Graph& body, size_t j) {
+  return body.outputs()[j].value == ir::ValueRef{ir::ValueRef::kParam, static_cast<int32_t>(j)};
+}
 
-void while_rule(const Primitive& p, const void* attrs, std::span<const Tensor> in, std::span<const int> in_axes,
-                std::vector<Tensor>& out, std::vector<int>& out_axes) {
-  const auto& a = cf(attrs);
-  const ir::Graph& cond_g = *a.graphs[0];
-  const ir::Graph& body_g = *a.graphs[1];
-  const int64_t batch = batch_size(in, in_axes);
-  const size_t n = in.size();
-  // Carries the body passes through unchanged (loop invariants) never need freezing.
-  std::vector<bool> through(n);
-  for (size_t j = 0; j < n; ++j)
-    through[j] = body_g.outputs()[j].value == ir::ValueRef{ir::ValueRef::kParam, static_cast<int32_t>(j)};
-  std::vector<bool> flags;
-  for (size_t j = 0; j < n; ++j) flags.push_back(in_axes[j] >= 0);
-  bool cond_batched = false;
+// Fixes the batchedness of the first `nc` inputs of a loop body (its carries) given the rest:
+// batched when batched on entry, when the body makes them so, or, with `frozen` (lanes stop at
+// different steps), when the body changes them.
+std::vector<bool> loop_flags(const ir::Graph& body, std::vector<bool> flags, size_t nc, bool frozen) {
   for (bool changed = true; changed;) {
     changed = false;
-    cond_batched = batched_outputs(cond_g, flags)[0];
-    const auto bo = batched_outputs(body_g, flags);
-    for (size_t j = 0; j < n; ++j) {
-      const bool want = flags[j] || bo[j] || (cond_batched && !through[j]);
+    const auto bo = batched_outputs(body, flags);
+    for (size_t j = 0; j < nc; ++j) {
+      const bool want = flags[j] || bo[j] || (frozen && !passes_through(body, j));
       changed = changed || want != flags[j];
       flags[j] = want;
     }
   }
-  std::vector<Tensor> init;
-  for (size_t j = 0; j < n; ++j) init.push_back(flags[j] ? materialize({in[j], in_axes[j] >= 0}, batch) : in[j]);
-  auto cond_of = [&](const std::vector<Tensor>& c, bool want_batched) {
-    return run(cond_g, c, flags, {want_batched}, batch)[0];
-  };
-  if (!cond_batched) {
-    auto cond_fn = [&](const TensorTree& c) { return cond_of(c.leaves(), false); };
-    auto body_fn = [&](const TensorTree& c) { return TensorTree(run(body_g, c.leaves(), flags, flags, batch)); };
-    out = while_loop(cond_fn, body_fn, TensorTree(init)).leaves();
-    out_axes = axes_of(flags);
-    return;
+  return flags;
+}
+
+std::vector<BatchedValue> outputs(std::vector<Tensor> ts, const std::vector<bool>& flags) {
+  std::vector<BatchedValue> v;
+  for (size_t j = 0; j < ts.size(); ++j) v.push_back({std::move(ts[j]), flags[j], {}});
+  return v;
+}
+
+// A stacked output (T, B, ...) in the canonical (B, T, ...) form.
+BatchedValue stacked(const Tensor& t, bool batched, const Tensor& ragged) {
+  if (!batched) return {t, false, {}};
+  return {ops::transpose(t, 0, 1), true, ragged};
+}
+
+// ---- if / switch ----------------------------------------------------------------------------
+
+std::vector<BatchedValue> batch_branches(const Primitive& p, const ControlFlowAttrs& a, std::span<const BatchedValue> in,
+                                   int64_t batch) {
+  std::vector<Tensor> operands;
+  std::vector<bool> flags;
+  for (size_t i = 1; i < in.size(); ++i) {
+    operands.push_back(in[i].t);
+    flags.push_back(in[i].batched);
   }
-  // The last carry says which lanes still run; a lane stops for good once its condition fails.
-  std::vector<Tensor> carries = init;
-  carries.push_back(cond_of(init, true));
-  auto cond_fn = [](const TensorTree& c) { return ops::any(c.leaves().back()); };
-  auto body_fn = [&](const TensorTree& c) {
-    std::vector<Tensor> now = c.leaves();
-    const Tensor running = now.back();
-    now.pop_back();
-    std::vector<Tensor> next = run(body_g, now, flags, flags, batch);
-    for (size_t j = 0; j < n; ++j)
-      if (!through[j]) next[j] = ops::where(lift(running, next[j].dim() - 1), next[j], now[j]);
-    next.push_back(ops::logical_and(running, cond_of(next, true)));
-    return TensorTree(next);
-  };
-  out = while_loop(cond_fn, body_fn, TensorTree(carries)).leaves();
-  out.pop_back();
-  out_axes = axes_of(flags);
+  const size_t nout = a.graphs[0]->outputs().size();
+  if (!in[0].batched) {
+    // Every lane takes the same branch. An output batched in any branch is batched in all, so
+    // the node's outputs do not depend on the branch taken.
+    std::vector<bool> force(nout, false);
+    for (const auto& g : a.graphs) {
+      const auto bo = batched_outputs(*g, flags);
+      for (size_t j = 0; j < nout; ++j) force[j] = force[j] || bo[j];
+    }
+    ControlFlowAttrs b = a;
+    b.graphs.clear();
+    for (const auto& g : a.graphs)
+      b.graphs.push_back(batched_graph(*g, types_of(operands), [&](std::span<const Tensor> v) { return run(*g, v, flags, force, batch); }));
+    std::vector<Tensor> args{in[0].t};
+    args.insert(args.end(), operands.begin(), operands.end());
+    return outputs(call_control_flow(p, b, args), force);
+  }
+  // Each lane picks its branch: run them all on the whole batch, then select per lane.
+  std::vector<std::vector<BatchedValue>> results;
+  for (const auto& g : a.graphs) results.push_back(run_batched(*g, values(operands, flags), batch));
+  const Tensor& sel = in[0].t;
+  const bool is_if = &p == &if_primitive();
+  const int64_t n = static_cast<int64_t>(a.graphs.size());
+  std::vector<BatchedValue> out;
+  for (size_t j = 0; j < nout; ++j) {
+    const int64_t rank = results[0][j].t.dim() - (results[0][j].batched ? 1 : 0);
+    auto pick = [&](const Tensor& mask, const Tensor& yes, const Tensor& no) {
+      return ops::where(lift(mask, rank), yes, no);
+    };
+    Tensor r;
+    if (is_if) {
+      r = pick(sel, results[0][j].t, results[1][j].t);
+    } else {
+      // switch clamps the index: lanes at or below 0 take branch 0, at or above n-1 the last.
+      r = results[static_cast<size_t>(n - 1)][j].t;
+      for (int64_t k = n - 2; k >= 0; --k) {
+        const Tensor mask = k == 0 ? ops::less_equal(sel, ops::scalar_tensor(0, sel.dtype()))
+                                   : ops::equal(sel, ops::scalar_tensor(k, sel.dtype()));
+        r = pick(mask, results[static_cast<size_t>(k)][j].t, r);
+      }
+    }
+    out.push_back({r, true, {}});
+  }
+  return out;
+}
+
+// ---- while ----------------------------------------------------------------------------------
+
+std::vector<BatchedValue> batch_while(const ControlFlowAttrs& a, std::span<const BatchedValue> in, int64_t batch) {
+  const ir::Graph& cond_g = *a.graphs[0];
+  const ir::Graph& body_g = *a.graphs[1];
+  const size_t n = in.size();
+  std::vector<bool> flags;
+  for (const auto& v : in) flags.push_back(v.batched);
+  flags = loop_flags(body_g, flags, n, false);
+  const bool cond_batched = batched_outputs(cond_g, flags)[0];
+  if (cond_batched) flags = loop_flags(body_g, flags, n, true);
+  std::vector<Tensor> init;
+  for (size_t j = 0; j < n; ++j) init.push_back(flags[j] ? materialize(in[j], batch) : in[j].t);
+  ControlFlowAttrs w = a;
+  if (!cond_batched) {
+    const auto types = types_of(init);
+    w.graphs = {batched_graph(cond_g, types, [&](std::span<const Tensor> v) { return run(cond_g, v, flags, {false}, batch); }),
+                batched_graph(body_g, types, [&](std::span<const Tensor> v) { return run(body_g, v, flags, flags, batch); })};
+    auto r = call_control_flow(while_primitive(), w, init);
+    std::vector<BatchedValue> out = outputs(std::vector<Tensor>(r.begin(), r.begin() + static_cast<std::ptrdiff_t>(n)), flags);
+    if (a.stack) {
+      out.push_back({r[n], false, {}});  // one trip count for every lane
+      for (size_t j = 0; j < n; ++j) out.push_back(stacked(r[n + 1 + j], flags[j], {}));
+    }
+    return out;
+  }
+  // Lanes stop at different steps. The last carry says which lanes still run; a lane stops for
+  // good once its condition fails, and keeps its carry from then on.
+  std::vector<Tensor> init1 = init;
+  init1.push_back(run(cond_g, init, flags, {true}, batch)[0]);
+  w.num_carry = static_cast<int64_t>(n + 1);
+  const auto types1 = types_of(init1);
+  w.graphs = {batched_graph(cond_g, types1, [](std::span<const Tensor> v) { return std::vector<Tensor>{ops::any(v.back())}; }),
+              batched_graph(body_g, types1, [&](std::span<const Tensor> v) {
+                const std::span<const Tensor> now = v.first(n);
+                const Tensor& running = v.back();
+                std::vector<Tensor> next = run(body_g, now, flags, flags, batch);
+                for (size_t j = 0; j < n; ++j)
+                  if (!passes_through(body_g, j))
+                    next[j] = ops::where(lift(running, next[j].dim() - 1), next[j], now[j]);
+                next.push_back(ops::logical_and(running, run(cond_g, next, flags, {true}, batch)[0]));
+                return next;
+              })};
+  auto r = call_control_flow(while_primitive(), w, init1);
+  std::vector<BatchedValue> out = outputs(std::vector<Tensor>(r.begin(), r.begin() + static_cast<std::ptrdiff_t>(n)), flags);
+  if (a.stack) {
+    // r = (carries..., running, trips of the longest lane, stacks..., running stack (T, B)).
+    const Tensor running = r[n + 2 + n];
+    out.push_back({ops::sum(running.to(DType::Int64), {0}), true, {}});  // each lane's own trip count
+    const Tensor ragged = ops::transpose(running, 0, 1);
+    for (size_t j = 0; j < n; ++j) out.push_back(stacked(r[n + 2 + j], flags[j], ragged));
+  }
+  return out;
 }
 
 // ---- scan -----------------------------------------------------------------------------------
 
-void scan_rule(const Primitive& p, const void* attrs, std::span<const Tensor> in, std::span<const int> in_axes,
-               std::vector<Tensor>& out, std::vector<int>& out_axes) {
-  const auto& a = cf(attrs);
+std::vector<BatchedValue> batch_scan(const ControlFlowAttrs& a, std::span<const BatchedValue> in, int64_t batch) {
   const ir::Graph& body = *a.graphs[0];
-  const int64_t batch = batch_size(in, in_axes);
   const size_t nc = static_cast<size_t>(a.num_carry);
+  Tensor ragged;  // (B, L) when the xs are stacks of a loop whose lanes ran different trip counts
   std::vector<bool> flags;
-  for (size_t i = 0; i < in.size(); ++i) flags.push_back(in_axes[i] >= 0);
-  std::vector<bool> bo;
-  for (bool changed = true; changed;) {
-    changed = false;
-    bo = batched_outputs(body, flags);
-    for (size_t j = 0; j < nc; ++j) {
-      changed = changed || (bo[j] && !flags[j]);
-      flags[j] = flags[j] || bo[j];
-    }
+  for (size_t i = 0; i < in.size(); ++i) {
+    flags.push_back(in[i].batched);
+    if (i >= nc && in[i].ragged.defined()) ragged = in[i].ragged;
   }
-  const std::vector<bool> carry_flags(flags.begin(), flags.begin() + static_cast<std::ptrdiff_t>(nc));
-  const std::vector<bool> out_flags = bo;  // carries (fixed above), then ys
-  std::vector<Tensor> init, xs;
-  for (size_t j = 0; j < nc; ++j) init.push_back(flags[j] ? materialize({in[j], in_axes[j] >= 0}, batch) : in[j]);
+  flags = loop_flags(body, flags, nc, ragged.defined());
+  // Outputs: the carries as fixed above (a batched carry stays batched even if the body resets
+  // it to a shared value), then the ys.
+  std::vector<bool> out_flags = batched_outputs(body, flags);
+  for (size_t j = 0; j < nc; ++j) out_flags[j] = flags[j];
+  std::vector<Tensor> args;
+  for (size_t j = 0; j < nc; ++j) args.push_back(flags[j] ? materialize(in[j], batch) : in[j].t);
   // A batched x (B, L, ...) is scanned along L: (L, B, ...) hands the body (B, ...) slices.
-  for (size_t i = nc; i < in.size(); ++i) xs.push_back(flags[i] ? ops::transpose(in[i], 0, 1) : in[i]);
-  std::vector<int> y_axes;
-  for (size_t j = nc; j < out_flags.size(); ++j) y_axes.push_back(out_flags[j] ? 1 : kNotBatched);
-  if (a.length == 0) {
-    // Nothing to scan: the carries come back and every ys is empty (as the primitive gives).
-    out = init;
-    for (size_t j = nc; j < out_flags.size(); ++j) {
-      const auto& t = std::get<ir::TensorType>(body.type_of(body.outputs()[j].value));
-      Shape s = out_flags[j] ? Shape{batch, 0} : Shape{0};
-      for (const auto& d : from_ir(t).shape) s.push_back(d);
-      out.push_back(ops::zeros(s, {from_ir(t).dtype}));
-    }
-    out_axes = axes_of(carry_flags);
-    for (size_t j = nc; j < out_flags.size(); ++j) out_axes.push_back(out_flags[j] ? 0 : kNotBatched);
-    return;
+  for (size_t i = nc; i < in.size(); ++i) args.push_back(flags[i] ? ops::transpose(in[i].t, 0, 1) : in[i].t);
+  if (ragged.defined()) args.push_back(ops::transpose(ragged, 0, 1));
+  // The body takes the carries and one slice of each x (the leading axis dropped).
+  std::vector<TensorType> slices = types_of(args);
+  for (size_t i = nc; i < slices.size(); ++i) {
+    slices[i].shape.erase(0);
+    slices[i].weak = false;
   }
-  auto fn = [&](const TensorTree& carry, const TensorTree& x) {
-    std::vector<Tensor> args = carry.leaves();
-    for (const Tensor& t : x.leaves()) args.push_back(t);
-    std::vector<Tensor> r = run(body, args, flags, out_flags, batch);
-    std::vector<Tensor> c(r.begin(), r.begin() + static_cast<std::ptrdiff_t>(nc));
-    std::vector<Tensor> y(r.begin() + static_cast<std::ptrdiff_t>(nc), r.end());
-    return std::make_pair(TensorTree(c), TensorTree(y));
-  };
-  auto [c, ys] = scan(fn, TensorTree(init), TensorTree(xs), a.reverse);
-  out = c.leaves();
-  for (const Tensor& y : ys.leaves()) out.push_back(y);
-  out_axes = axes_of(carry_flags);
-  out_axes.insert(out_axes.end(), y_axes.begin(), y_axes.end());
+  ControlFlowAttrs s = a;
+  s.graphs = {batched_graph(body, slices, [&](std::span<const Tensor> v) {
+    const std::span<const Tensor> point = ragged.defined() ? v.first(v.size() - 1) : v;
+    std::vector<Tensor> r = run(body, point, flags, out_flags, batch);
+    if (ragged.defined()) {
+      // Padding steps leave a lane's carries as they are.
+      const Tensor& here = v.back();
+      for (size_t j = 0; j < nc; ++j)
+        if (!passes_through(body, j)) r[j] = ops::where(lift(here, r[j].dim() - 1), r[j], v[j]);
+    }
+    return r;
+  })};
+  auto r = call_control_flow(scan_primitive(), s, args);
+  std::vector<BatchedValue> out;
+  for (size_t j = 0; j < r.size(); ++j) {
+    if (j < nc) out.push_back({r[j], out_flags[j], {}});
+    else out.push_back(stacked(r[j], out_flags[j], ragged));
+  }
+  return out;
+}
+
+// The VmapRule slot of the control-flow primitives (the interpreter calls vmap_control_flow
+// directly, so ragged stacks reach the rules).
+void control_flow_rule(const Primitive& p, const void* attrs, std::span<const Tensor> in, std::span<const int> in_axes,
+                       std::vector<Tensor>& out, std::vector<int>& out_axes) {
+  std::vector<BatchedValue> v;
+  for (size_t i = 0; i < in.size(); ++i) v.push_back({in[i], in_axes[i] >= 0, {}});
+  auto r = vmap_control_flow(p, attrs, v, batch_size(in, in_axes));
+  out.clear();
+  out_axes.clear();
+  for (auto& b : r) {
+    out.push_back(b.t);
+    out_axes.push_back(b.batched ? 0 : kNotBatched);
+  }
 }
 
 }  // namespace
 
+std::vector<BatchedValue> vmap_control_flow(const Primitive& p, const void* attrs, std::span<const BatchedValue> in,
+                                            int64_t batch) {
+  const auto& a = cf(attrs);
+  if (&p == &while_primitive()) return batch_while(a, in, batch);
+  if (&p == &scan_primitive()) return batch_scan(a, in, batch);
+  return batch_branches(p, a, in, batch);
+}
+
+bool is_control_flow_rule(VmapRule rule) { return rule == &control_flow_rule; }
+
 void install_control_flow_vmap_rules() {
-  def_vmap(if_primitive(), &branches);
-  def_vmap(switch_primitive(), &branches);
-  def_vmap(while_primitive(), &while_rule);
-  def_vmap(scan_primitive(), &scan_rule);
+  for (const Primitive* p : {&if_primitive(), &switch_primitive(), &while_primitive(), &scan_primitive()})
+    def_vmap(*p, &control_flow_rule);
+  // custom_vjp is a tape-only node: it is never recorded into a traced graph.
+  def_vmap("custom_vjp", &vmap_by_loop);
 }
 
 }  // namespace spore::transforms::vmap_rules

@@ -25,8 +25,10 @@
 // every lane; bernoulli with batched probabilities compares every lane against the same draws.
 // For independent lanes, draw outside vmap with the batch shape and pass the draws in batched.
 //
-// In-place ops: Spore has none in traced graphs. batch_norm's running-statistics update is an
-// eager write the public op skips under a trace (so it is skipped inside vmap too).
+// In-place ops: none are primitives, so no traced graph holds one. The public in-place updates
+// (copy_, add_, mul_, fill_) refuse traced tensors, so inside vmap they are an error that says
+// to return the new value instead; batch_norm's running-statistics update is an eager write the
+// public op skips under a trace, so it does not happen inside vmap.
 #include <string>
 #include <string_view>
 #include <vector>
@@ -34,6 +36,7 @@
 #include "core/primitive.h"
 #include "runtime/dispatch.h"
 #include "spore/ops.h"
+#include "transforms/vmap_interpreter.h"
 
 namespace spore::transforms::vmap_rules {
 
@@ -53,6 +56,13 @@ void install_shape_vmap_rules();        // views, concat, pad/flip/roll, gather/
 void install_nn_vmap_rules();           // matmul, conv, pool, interpolate, norms, losses
 void install_random_vmap_rules();       // dropout, bernoulli (lanes share numbers)
 void install_control_flow_vmap_rules();  // if, switch, while, scan
+
+/// The control-flow primitives (if, switch, while, scan): batched on the interpreter's values,
+/// so ragged stacks reach the scans that consume them. Their VmapRule slot holds an adapter;
+/// is_control_flow_rule tells the interpreter to call this instead.
+std::vector<BatchedValue> vmap_control_flow(const Primitive& p, const void* attrs, std::span<const BatchedValue> in,
+                                            int64_t batch);
+bool is_control_flow_rule(VmapRule rule);
 
 /// The fallback: runs the primitive once per lane (lane b of each batched input) and stacks the
 /// outputs. Registered explicitly where a real rule would not pay (bernoulli, nonzero).
