@@ -2,7 +2,8 @@
 """Joins Spore's Google Benchmark JSON and PyTorch's timings into one JSON line per figure:
 {"bench", "threads", "spore_us", "peer", "peer_us", "ratio", "target", "met"}. Ratio is Spore time
 over the peer's time (lower is better), except for matmul vs oneDNN, where the target is on
-throughput (peer time / Spore time >= 0.97)."""
+throughput (peer time / Spore time >= 0.97). Further PyTorch JSON files (the autodiff figures,
+torch_autodiff_bench.py) are merged into the first."""
 import json
 import sys
 
@@ -16,6 +17,17 @@ for b in json.load(open(spore_json))["benchmarks"]:
     scale = {"ns": 1e-3, "us": 1.0, "ms": 1e3, "s": 1e6}[b["time_unit"]]
     spore[name] = b["real_time"] * scale
 torch = json.load(open(torch_json))
+for extra in sys.argv[3:]:
+    torch.update(json.load(open(extra)))
+
+
+def torch_us(key):
+    return torch[key]["us"] if key in torch else None
+
+
+def faster(x):
+    """Target "Spore at least x times faster": Spore time / peer time <= 1/x."""
+    return lambda s, p: s / p <= 1.0 / x
 
 rows = [
     # (label, spore key, peer label, peer time, target description, met(ratio))
@@ -37,6 +49,27 @@ rows = [
      "<= 0.25x torch", lambda s, p: s / p <= 0.25),
     ("fresh_output_16M 2T", "fresh_output_16M/2", "torch", torch["fresh_output_16M"]["us"],
      "<= 0.3x torch", lambda s, p: s / p <= 0.3),
+    # Autodiff (issue 3): time per call of the same computation on both sides.
+    ("mlp 784-512-256-10 b128 value_and_grad 1T", "ad_mlp_value_and_grad/1", "torch loss.backward()",
+     torch_us("ad_mlp_value_and_grad/1"), ">= 1.0x torch step rate", faster(1.0)),
+    ("mlp 784-512-256-10 b128 value_and_grad 2T", "ad_mlp_value_and_grad/2", "torch loss.backward()",
+     torch_us("ad_mlp_value_and_grad/2"), ">= 1.0x torch step rate", faster(1.0)),
+    ("mlp hvp w.r.t. params 1T", "ad_mlp_hvp_params/1", "torch autograd.functional.hvp",
+     torch_us("ad_mlp_hvp_params/1"), ">= 1.0x torch", faster(1.0)),
+    ("mlp hvp w.r.t. params 2T", "ad_mlp_hvp_params/2", "torch autograd.functional.hvp",
+     torch_us("ad_mlp_hvp_params/2"), ">= 1.0x torch", faster(1.0)),
+    ("per-example grads 64-32-10 b64 vmap(grad) 1T", "ad_per_example_grad_vmap/1", "torch loop",
+     torch_us("ad_per_example_grad_loop/1"), ">= 3x torch loop", faster(3.0)),
+    ("per-example grads vmap(grad) vs functorch 1T", "ad_per_example_grad_vmap/1", "functorch vmap(grad)",
+     torch_us("ad_per_example_grad_functorch/1"), "report", None),
+    ("per-example grads, Spore loop of grad 1T", "ad_per_example_grad_loop/1", "torch loop",
+     torch_us("ad_per_example_grad_loop/1"), "report", None),
+    ("100 tiny ops on 8 floats value_and_grad 1T", "ad_tiny_chain_100/1", "torch autograd.grad",
+     torch_us("ad_tiny_chain_100/1"), ">= 1.5x torch", faster(1.5)),
+    ("lstm step h256 b32 fwd+bwd 1T", "ad_lstm_step/1", "torch autograd.grad",
+     torch_us("ad_lstm_step/1"), ">= 1.5x torch", faster(1.5)),
+    ("lstm step h256 b32 fwd+bwd 2T", "ad_lstm_step/2", "torch autograd.grad",
+     torch_us("ad_lstm_step/2"), ">= 1.5x torch", faster(1.5)),
 ]
 for label, key, peer, peer_us, target, met in rows:
     s = spore.get(key)

@@ -38,11 +38,20 @@ void run(const void*, std::span<const Buffer> in, std::span<const Buffer> out, c
     using C = compute_t<S>;
     if constexpr (Op == TernaryOp::where) {
       cpu::elementwise_loop<3>(in, out[0], [&](const char* const* x, char* y, int64_t n) {
-        const bool* c = reinterpret_cast<const bool*>(x[0]);
-        const S* a = reinterpret_cast<const S*>(x[1]);
-        const S* b = reinterpret_cast<const S*>(x[2]);
-        S* o = reinterpret_cast<S*>(y);
-        for (int64_t i = 0; i < n; ++i) o[i] = c[i] ? a[i] : b[i];
+        // Branch-free select on the bit patterns: the mask is unpredictable (relu's backward is
+        // where(y > 0, g, 0)), so a branch per element mispredicts; this form vectorizes.
+        using U = std::conditional_t<sizeof(S) == 1, uint8_t,
+                                     std::conditional_t<sizeof(S) == 2, uint16_t, std::conditional_t<sizeof(S) == 4, uint32_t, uint64_t>>>;
+        static_assert(sizeof(U) == sizeof(S));
+        typedef U __attribute__((__may_alias__)) UA;  // the buffers hold S objects
+        const uint8_t* c = reinterpret_cast<const uint8_t*>(x[0]);
+        const UA* a = reinterpret_cast<const UA*>(x[1]);
+        const UA* b = reinterpret_cast<const UA*>(x[2]);
+        UA* o = reinterpret_cast<UA*>(y);
+        for (int64_t i = 0; i < n; ++i) {
+          const U m = static_cast<U>(U(0) - static_cast<U>(c[i] != 0));
+          o[i] = static_cast<U>((a[i] & m) | (b[i] & static_cast<U>(~m)));
+        }
       });
     } else if constexpr (Op == TernaryOp::lerp && !std::is_floating_point_v<C>) {
       SPORE_ASSERT(false, "lerp on an integer dtype");
