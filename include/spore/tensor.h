@@ -82,6 +82,7 @@ class Tensor {
   void* data_ptr() const;
   template <class T>
   T* data() const {
+    if (device().type == DeviceType::Meta) check_has_values("data");
     SPORE_CHECK(dtype_of<T>() == dtype(), "[data] tensor is ", dtype_name(dtype()),
                 ", asked for ", dtype_name(dtype_of<T>()), "; call .to(dtype) first");
     return static_cast<T*>(data_ptr());

@@ -120,6 +120,18 @@ void add_entry(const Tensor& t, TraceSlot::Entry e) {
   slot->entries.push_back(std::move(e));
 }
 
+void remove_entry(const Tensor& t, uint64_t uid) {
+  auto& slot = t.impl()->trace;
+  if (!slot) return;
+  auto& e = slot->entries;
+  for (size_t i = 0; i < e.size(); ++i)
+    if (e[i].uid == uid) {
+      e.erase(e.begin() + static_cast<std::ptrdiff_t>(i));
+      break;
+    }
+  if (e.empty()) slot = nullptr;
+}
+
 Tensor fresh_alias(const Tensor& t) {
   auto impl = std::make_shared<TensorImpl>(*t.impl());
   impl->trace = nullptr;

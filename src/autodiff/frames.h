@@ -99,6 +99,8 @@ std::span<Frame* const> active_frames();
 const TraceSlot::Entry* find_entry(const Tensor& t, uint64_t uid);
 /// Adds an entry for a frame (t must not already have one for that uid).
 void add_entry(const Tensor& t, TraceSlot::Entry e);
+/// Removes `t`'s entry for frame `uid`, if any.
+void remove_entry(const Tensor& t, uint64_t uid);
 /// A new handle on the same data and geometry, with no trace entries: what a transform hands
 /// to the function it traces, so the caller's tensors never join a trace.
 Tensor fresh_alias(const Tensor& t);

@@ -19,6 +19,12 @@ class Tape final : public Frame {
 
   /// Starts tracking `t` (a fresh alias) as a new value; returns the tensor to hand to f.
   Tensor track(const Tensor& t);
+  /// Starts tracking `t` itself (not an alias) as a new value; the caller removes the entry
+  /// (remove_entry) when the tape closes. For tensors a function captures rather than receives.
+  int64_t track_in_place(const Tensor& t) {
+    add_entry(t, {uid(), next_id_, Tensor()});
+    return next_id_++;
+  }
   /// The value id `t` has on this tape, or -1.
   int64_t id_of(const Tensor& t) const;
 

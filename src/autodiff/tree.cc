@@ -60,10 +60,24 @@ void print(std::ostream& os, const TensorTree& t, bool shapes) {
       if (shapes) os << shape_str(t.tensor().shape());
       break;
     case TensorTree::Kind::Static:
+      // Exact and typed: jit signatures are built from this text, so 0.1 and 0.1000001, or the
+      // integer 1 and the double 1.0, must print differently.
       std::visit([&](const auto& v) {
-        if constexpr (std::is_same_v<std::decay_t<decltype(v)>, std::string>) os << '"' << v << '"';
-        else if constexpr (std::is_same_v<std::decay_t<decltype(v)>, bool>) os << (v ? "true" : "false");
-        else os << v;
+        using V = std::decay_t<decltype(v)>;
+        if constexpr (std::is_same_v<V, std::string>) {
+          os << '"';
+          for (char c : v) os << (c == '"' || c == '\\' ? "\\" : "") << c;
+          os << '"';
+        } else if constexpr (std::is_same_v<V, bool>) {
+          os << (v ? "true" : "false");
+        } else if constexpr (std::is_same_v<V, double>) {
+          std::ostringstream d;
+          d.precision(17);
+          d << v;
+          os << d.str() << 'd';
+        } else {
+          os << v << 'i';
+        }
       }, t.static_value());
       break;
     case TensorTree::Kind::List:

@@ -168,6 +168,14 @@ void parse_value(AttrReader& r, M& v) {
     double x = std::strtod(t.c_str(), &end);  // reads nan, inf, -inf and 17-digit decimals exactly
     if (end != t.c_str() + t.size()) r.fail("bad number " + t);
     v = static_cast<M>(x);
+  } else if constexpr (std::is_arithmetic_v<M> && std::is_unsigned_v<M>) {
+    std::string t(r.token());
+    char* end = nullptr;
+    errno = 0;
+    unsigned long long x = std::strtoull(t.c_str(), &end, 10);
+    if (t.empty() || t[0] == '-' || end != t.c_str() + t.size() || errno == ERANGE) r.fail("bad unsigned integer " + t);
+    v = static_cast<M>(x);
+    if (static_cast<unsigned long long>(v) != x) r.fail("integer out of range " + t);
   } else if constexpr (std::is_arithmetic_v<M>) {
     std::string t(r.token());
     char* end = nullptr;

@@ -17,6 +17,14 @@ Tensor& copy_(Tensor& dst, const Tensor& src) {
   SPORE_CHECK(dst.impl()->trace == nullptr || runtime::tls_open_traces == 0,
               "[copy_] the destination is tracked by an open transform (grad, jvp): updating it in place would "
               "lose its history; use the out-of-place op and keep the result");
+  SPORE_CHECK(src.device().type != DeviceType::Meta,
+              "[copy_] the value written is a traced value inside jit or vmap; in-place updates of captured tensors "
+              "inside a trace are not supported: return the new value instead");
+  // The write is not recorded by transforms: a tracked value written into a buffer would lose
+  // its gradient silently.
+  SPORE_CHECK(src.impl()->trace == nullptr || runtime::tls_open_traces == 0,
+              "[copy_] the value written is tracked by an open transform (grad, jvp); in-place writes are not "
+              "differentiated, so its gradient would be lost: use the out-of-place result instead");
   const Shape& s = dst.shape();
   Tensor v = broadcast_to(src.dtype() == dst.dtype() ? src : src.to(dst.dtype()), s).contiguous();
   const int64_t n = dst.numel();

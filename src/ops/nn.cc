@@ -35,7 +35,13 @@ int64_t trailing_axis(const char* op, const Tensor& x, const Shape& normalized_s
 // TODO(jit): this eager write is invisible to traces; under jit the new statistics must become
 // graph outputs marked "updates input j" (a State-effect assign primitive).
 void write_running(Tensor& dst, const Tensor& value) {
-  if (dst.device().type == DeviceType::Meta) return;  // types only: nothing to write
+  // Types only (a meta or traced statistics tensor): nothing to write. TODO(jit): under a trace
+  // the new statistics must become graph outputs marked "updates input j".
+  if (dst.device().type == DeviceType::Meta) return;
+  SPORE_CHECK(value.device().type != DeviceType::Meta,
+              "[batch_norm] updating the running statistics inside jit or vmap is not supported yet (they would "
+              "have to become state outputs of the graph); call it in eval mode, or pass running_mean/running_var "
+              "as empty tensors to use batch statistics only, or run the step without jit");
   const Tensor v = value.to(DType::Float64).contiguous();
   const double* src = v.data<double>();
   const int64_t n = dst.numel(), stride = dst.dim() == 0 ? 0 : dst.strides()[0];

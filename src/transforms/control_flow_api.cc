@@ -63,6 +63,11 @@ Traced trace_closed(const char* name, const std::vector<Body>& fns, const Tensor
       for (size_t i = split; i < leaves.size(); ++i) leaves[i] = st.input(runtime::type_of(leaves[i]));
       result = fn(args.with_leaves(leaves));
     }
+    // A random op's key is fixed in its attributes when traced, so inside a loop body it would
+    // repeat the same numbers every step, and a branch would draw even when not taken.
+    SPORE_CHECK(!st.has_random(), "[", name, "] a random op (uniform, normal, dropout ...) inside a traced ", name,
+                " body or branch is not supported yet: its numbers would repeat on every step. Draw them before the ",
+                name, " (e.g. one uniform of shape (steps, ...)) and pass them in as operands or scanned inputs");
     auto g = st.finish(result.leaves());
     if (found) *found = st.captured();
     if (out) *out = result;

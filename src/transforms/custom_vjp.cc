@@ -5,6 +5,9 @@
 
 #include "autodiff/frames.h"
 #include "autodiff/rules.h"
+#include "autodiff/tape.h"
+#include "runtime/dispatch.h"
+#include "transforms/trace.h"
 #include "spore/autodiff.h"
 #include "spore/custom_vjp.h"
 #include "spore/error.h"
@@ -72,6 +75,26 @@ bool tracked_by_any_frame(const std::vector<Tensor>& xs) {
   return false;
 }
 
+// Tensors that `fn` uses without receiving them (captured by its closure) and that an open frame
+// tracks: a weight a checkpointed block closes over must still get its gradient. Found by one
+// symbolic trace of fn; the generator is rewound so the trace draws nothing.
+std::vector<Tensor> tracked_captures(const TreeFn1& fn, const TensorTree& x) {
+  Generator& gen = default_generator();
+  const uint64_t seed = gen.seed(), offset = gen.offset();
+  transforms::SymbolicTrace st("captures", true);
+  {
+    autodiff::FrameGuard open(&st);
+    auto leaves = x.leaves();
+    for (auto& l : leaves) l = st.input(runtime::type_of(l));
+    (void)fn(x.with_leaves(leaves));
+  }
+  gen.set_state(seed, offset);
+  std::vector<Tensor> out;
+  for (const Tensor& c : st.captured())
+    if (tracked_by_any_frame({c})) out.push_back(c);
+  return out;
+}
+
 }  // namespace
 
 TreeFn1 custom_vjp(ForwardWithResiduals fwd, CustomBackward bwd) {
@@ -92,6 +115,10 @@ TreeFn1 custom_vjp(ForwardWithResiduals fwd, CustomBackward bwd) {
       SPORE_CHECK(f->kind() != autodiff::Frame::Kind::Symbolic, "[custom_vjp] a custom backward under jit with grad "
                   "inside is not supported yet; call grad outside jit");
     }
+    auto caps = tracked_captures([&fwd](const TensorTree& t) { return fwd(t).first; }, x);
+    SPORE_CHECK(caps.empty(), "[custom_vjp] the forward uses ", caps.size(), " tensor(s) that grad tracks without "
+                "receiving them as inputs (e.g. a captured weight of shape ", shape_str(caps.empty() ? Shape{} : caps[0].shape()),
+                "); the custom backward could not return their gradients: pass them as inputs");
     std::pair<TensorTree, TensorTree> r;
     {
       autodiff::SuspendAbove none(0);  // the forward's own ops are not recorded
@@ -111,27 +138,71 @@ TreeFn1 custom_vjp(ForwardWithResiduals fwd, CustomBackward bwd) {
 }
 
 TreeFn1 checkpoint(TreeFn1 fn) {
-  auto fwd = [fn](const TensorTree& x) {
-    // Residuals: the inputs and the generator position, so recomputation draws the same keys.
-    Generator& g = default_generator();
-    TensorTree res{x, TensorTree::leaf(static_cast<int64_t>(g.seed())), TensorTree::leaf(static_cast<int64_t>(g.offset()))};
-    return std::make_pair(fn(x), res);
-  };
-  auto bwd = [fn](const TensorTree& res, const TensorTree& ct) {
-    Generator& g = default_generator();
-    const uint64_t seed = g.seed(), offset = g.offset();
-    g.set_state(static_cast<uint64_t>(std::get<int64_t>(res[1].static_value())),
-                static_cast<uint64_t>(std::get<int64_t>(res[2].static_value())));
-    autodiff::TreeFn f = [&fn](const std::vector<TensorTree>& a) { return fn(a[0]); };
-    auto r = autodiff::vjp("checkpoint", f, {res[0]}, {0}, false, false);
-    g.set_state(seed, offset);
-    return r.pullback(ct)[0];
-  };
-  auto inner = custom_vjp(fwd, bwd);
-  return [inner, fn](const TensorTree& x) {
+  return [fn](const TensorTree& x) -> TensorTree {
     // Under jit the function is traced inline: recomputation is graph mode's business.
     if (autodiff::innermost(autodiff::Frame::Kind::Symbolic)) return fn(x);
-    return inner(x);
+    auto x_leaves = x.leaves();
+    if (autodiff::active_frames().empty()) return fn(x);
+    for (autodiff::Frame* f : autodiff::active_frames())
+      SPORE_CHECK(f->kind() != autodiff::Frame::Kind::Forward, "[checkpoint] forward mode (jvp) through a checkpoint is "
+                  "not supported; call the function directly under jvp");
+    // The node's inputs: the arguments and the tracked tensors fn closes over.
+    std::vector<Tensor> inputs = x_leaves;
+    auto caps = tracked_captures(fn, x);
+    inputs.insert(inputs.end(), caps.begin(), caps.end());
+    if (!tracked_by_any_frame(inputs)) return fn(x);
+    Generator& gen = default_generator();
+    const uint64_t seed = gen.seed(), offset = gen.offset();
+    TensorTree y;
+    {
+      autodiff::SuspendAbove none(0);  // keep nothing but the inputs
+      y = fn(x);
+    }
+    auto y_leaves = y.leaves();
+    for (auto& l : y_leaves) l = autodiff::fresh_alias(l);
+    auto call = std::make_shared<CustomCall>();
+    // The backward recomputes fn under its own tape, with the generator rewound so random ops
+    // (dropout) draw exactly what the forward drew.
+    call->bwd = [fn, x, caps, seed, offset](const TensorTree&, const TensorTree& ct) {
+      Generator& g = default_generator();
+      const uint64_t s0 = g.seed(), o0 = g.offset();
+      g.set_state(seed, offset);
+      autodiff::Tape tape;
+      std::vector<int64_t> wanted;
+      std::vector<TensorType> types;
+      TensorTree out;
+      {
+        autodiff::FrameGuard open(&tape);
+        auto xs = x.leaves();
+        for (auto& l : xs) {
+          l = tape.track(l);
+          wanted.push_back(tape.id_of(l));
+          types.push_back(runtime::type_of(l));
+        }
+        for (const Tensor& c : caps) {
+          wanted.push_back(tape.track_in_place(c));
+          types.push_back(runtime::type_of(c));
+        }
+        try {
+          out = fn(x.with_leaves(xs));
+        } catch (...) {
+          for (const Tensor& c : caps) autodiff::remove_entry(c, tape.uid());
+          g.set_state(s0, o0);
+          throw;
+        }
+      }
+      for (const Tensor& c : caps) autodiff::remove_entry(c, tape.uid());
+      g.set_state(s0, o0);
+      std::vector<int64_t> roots;
+      for (const Tensor& o : out.leaves()) roots.push_back(tape.id_of(o));
+      auto cts = ct.leaves();
+      return TensorTree(tape.backward(roots, cts, wanted, types, true));
+    };
+    call->out_structure = y;
+    call->in_structure = TensorTree(inputs);
+    CustomVjpAttrs attrs{call};
+    autodiff::record_eager(custom_def(), &attrs, inputs, y_leaves);
+    return y.with_leaves(y_leaves);
   };
 }
 

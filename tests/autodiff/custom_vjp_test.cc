@@ -50,3 +50,30 @@ TEST(Checkpoint, RecomputeReplaysTheDropoutMask) {
 
 }  // namespace
 }  // namespace spore
+
+namespace spore {
+namespace {
+
+TEST(Checkpoint, CapturedWeightsGetTheirGradients) {
+  using namespace ops;
+  auto f = [](const Tensor& w, const Tensor& x) {
+    auto block = checkpoint([w](const TensorTree& t) { return TensorTree(sin(t.tensor() * w)); });
+    return sum(block(x).tensor());
+  };
+  auto plain = [](const Tensor& w, const Tensor& x) { return sum(sin(x * w)); };
+  Tensor w = tensor({0.5, -1.5}), x = tensor({2.0, 0.25});
+  auto g = grad(f, {0, 1})(w, x);
+  auto want = grad(plain, {0, 1})(w, x);
+  EXPECT_EQ(g[0].to_vector<double>(), want[0].to_vector<double>());
+  EXPECT_EQ(g[1].to_vector<double>(), want[1].to_vector<double>());
+  // A custom backward cannot return gradients for what it captures: a clear error.
+  auto bad = [](const Tensor& w, const Tensor& x) {
+    auto sq = custom_vjp([w](const TensorTree& t) { return std::make_pair(TensorTree(t.tensor() * w), t); },
+                         [](const TensorTree&, const TensorTree& ct) { return ct; });
+    return sum(sq(x).tensor());
+  };
+  EXPECT_ERROR(grad(bad, {0, 1})(w, x), "pass them as inputs");
+}
+
+}  // namespace
+}  // namespace spore

@@ -59,11 +59,11 @@ void check_while(const NodeSig& s) {
 void register_test_ops() {
   static std::once_flag once;
   std::call_once(once, [] {
-    register_op("add", {Effect::Pure, {}, {}, {}, [](const NodeSig& s) { same_as_input(s, 2); }});
+    register_op("tadd", {Effect::Pure, {}, {}, {}, [](const NodeSig& s) { same_as_input(s, 2); }});
     OpInfo sc{Effect::Pure, {}, {}, {}, [](const NodeSig& s) { same_as_input(s, 1); }};
     sc.print_attrs = [](const void* a) { return cat("alpha=", format_float(static_cast<const ScaleAttrs*>(a)->alpha)); };
     sc.parse_attrs = [](std::string_view t) -> std::shared_ptr<const void> {
-      if (t.substr(0, 6) != "alpha=") throw Error(cat("[scale] attributes '", t, "' lack alpha="));
+      if (t.substr(0, 6) != "alpha=") throw Error(cat("[tscale] attributes '", t, "' lack alpha="));
       return scale(parse_float(t.substr(6)));
     };
     sc.equal_attrs = [](const void* a, const void* b) {
@@ -71,11 +71,11 @@ void register_test_ops() {
       double x = static_cast<const ScaleAttrs*>(a)->alpha, y = static_cast<const ScaleAttrs*>(b)->alpha;
       return std::memcmp(&x, &y, sizeof x) == 0;
     };
-    register_op("scale", sc);
-    register_op("uniform", {Effect::Random, {}, {}, {}, {}});
+    register_op("tscale", sc);
+    register_op("tuniform", {Effect::Random, {}, {}, {}, {}});
     register_op("print", {Effect::IO, {}, {}, {}, {}});
-    register_op("if", {Effect::Pure, {}, {}, {}, check_if});
-    register_op("while", {Effect::Pure, {}, {}, {}, check_while});
+    register_op("tif", {Effect::Pure, {}, {}, {}, check_if});
+    register_op("twhile", {Effect::Pure, {}, {}, {}, check_while});
   });
 }
 
@@ -94,18 +94,18 @@ GraphPtr sample_graph() {
   b.param(tt(DType::BFloat16, {}, true));
   b.param(tt(DType::Int32, {0}));
   const std::string scope = "encoder/layers.3/attn";
-  ValueRef h = b.add1("add", nullptr, {x, w}, x_t, scope);
-  ValueRef s = b.add1("scale", scale(0.1), {h}, x_t, scope);
-  ValueRef u = b.add1("uniform", nullptr, {key}, tt(DType::Float32, {n * 4}));
+  ValueRef h = b.add1("tadd", nullptr, {x, w}, x_t, scope);
+  ValueRef s = b.add1("tscale", scale(0.1), {h}, x_t, scope);
+  ValueRef u = b.add1("tuniform", nullptr, {key}, tt(DType::Float32, {n * 4}));
   ValueRef t2 = b.add("print", nullptr, {tok, s}, {TokenType{}})[0];
 
   GraphBuilder then_b("then_branch"), else_b("else_branch");
   ValueRef a0 = then_b.param(x_t), a1 = then_b.param(x_t);
-  then_b.output(then_b.add1("add", nullptr, {a0, a1}, x_t, "head"));
+  then_b.output(then_b.add1("tadd", nullptr, {a0, a1}, x_t, "head"));
   ValueRef e0 = else_b.param(x_t);
   else_b.param(x_t);
-  else_b.output(else_b.add1("scale", scale(-2.5e-300), {e0}, x_t));
-  ValueRef r = b.add1("if", nullptr, {pred, h, s}, x_t, "cond", {then_b.build(), else_b.build()});
+  else_b.output(else_b.add1("tscale", scale(-2.5e-300), {e0}, x_t));
+  ValueRef r = b.add1("tif", nullptr, {pred, h, s}, x_t, "cond", {then_b.build(), else_b.build()});
 
   GraphBuilder cond_b("cond"), body_b("body");
   ValueRef c0 = cond_b.param(tt(DType::Bool, {}));
@@ -113,11 +113,11 @@ GraphPtr sample_graph() {
   cond_b.output(c0);
   ValueRef d0 = body_b.param(tt(DType::Bool, {})), d1 = body_b.param(x_t);
   body_b.output(d0);
-  body_b.output(body_b.add1("scale", scale(1.0 / 3.0), {d1}, x_t));
-  auto loop = b.add("while", nullptr, {pred, r}, {tt(DType::Bool, {}), x_t}, "", {cond_b.build(), body_b.build()});
+  body_b.output(body_b.add1("tscale", scale(1.0 / 3.0), {d1}, x_t));
+  auto loop = b.add("twhile", nullptr, {pred, r}, {tt(DType::Bool, {}), x_t}, "", {cond_b.build(), body_b.build()});
 
-  ValueRef st2 = b.add1("add", nullptr, {st, st}, b.type_of(st), "bn");
-  ValueRef w2 = b.add1("scale", scale(0.5), {w}, x_t, "optim");
+  ValueRef st2 = b.add1("tadd", nullptr, {st, st}, b.type_of(st), "bn");
+  ValueRef w2 = b.add1("tscale", scale(0.5), {w}, x_t, "optim");
   b.output(loop[1]);
   b.output(u);
   b.output(t2);

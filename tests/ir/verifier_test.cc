@@ -23,23 +23,23 @@ class IrVerifier : public ::testing::Test {
 TEST_F(IrVerifier, AcceptsTheSampleGraph) { EXPECT_NO_THROW(verify(*test_ops::sample_graph())); }
 
 TEST_F(IrVerifier, TypesMustBeConsistent) {
-  Graph g("main", {{f32_}, {tt(DType::Int32, {2})}}, {node("add", {p(0), p(1)}, {f32_})}, {{{0, 0}}});
-  EXPECT_IR_ERROR(verify(g), "[add] input types differ: float32[2] vs int32[2]");
+  Graph g("main", {{f32_}, {tt(DType::Int32, {2})}}, {node("tadd", {p(0), p(1)}, {f32_})}, {{{0, 0}}});
+  EXPECT_IR_ERROR(verify(g), "[tadd] input types differ: float32[2] vs int32[2]");
 }
 
 TEST_F(IrVerifier, UsesMustFollowDefinitions) {
-  Graph g("main", {{f32_}}, {node("add", {p(0), {1, 0}}, {f32_}), node("add", {p(0), p(0)}, {f32_})}, {{{1, 0}}});
-  EXPECT_IR_ERROR(verify(g), "graph 'main': node 0 (add) uses output 0 of node 1 before it is defined");
+  Graph g("main", {{f32_}}, {node("tadd", {p(0), {1, 0}}, {f32_}), node("tadd", {p(0), p(0)}, {f32_})}, {{{1, 0}}});
+  EXPECT_IR_ERROR(verify(g), "graph 'main': node 0 (tadd) uses output 0 of node 1 before it is defined");
 }
 
 TEST_F(IrVerifier, SubGraphsMustBeClosed) {
   // The branch's node names parameter 3, which exists only in the outer graph.
   auto branch = std::make_shared<const Graph>("then_branch", std::vector<Param>{{f32_}},
-                                              std::vector<NodePtr>{node("add", {p(0), p(3)}, {f32_})},
+                                              std::vector<NodePtr>{node("tadd", {p(0), p(3)}, {f32_})},
                                               std::vector<Output>{{{0, 0}}});
   Graph g("main", {{tt(DType::Bool, {})}, {f32_}, {f32_}, {f32_}},
-          {node("if", {p(0), p(1)}, {f32_}, {branch, branch})}, {{{0, 0}}});
-  EXPECT_IR_ERROR(verify(g), "sub-graph 'then_branch' is not closed: node 0 (add) uses parameter 3");
+          {node("tif", {p(0), p(1)}, {f32_}, {branch, branch})}, {{{0, 0}}});
+  EXPECT_IR_ERROR(verify(g), "sub-graph 'then_branch' is not closed: node 0 (tadd) uses parameter 3");
 }
 
 TEST_F(IrVerifier, RolesMustBeValid) {
@@ -47,7 +47,7 @@ TEST_F(IrVerifier, RolesMustBeValid) {
   EXPECT_IR_ERROR(verify(Graph("main", {{TokenType{}, Role::Parameter}}, {}, {})), "is a token with role parameter");
   auto branch = std::make_shared<const Graph>("body", std::vector<Param>{{f32_, Role::Buffer}}, std::vector<NodePtr>{},
                                               std::vector<Output>{{p(0)}});
-  Graph g("main", {{tt(DType::Bool, {})}, {f32_}}, {node("if", {p(0), p(1)}, {f32_}, {branch, branch})}, {{{0, 0}}});
+  Graph g("main", {{tt(DType::Bool, {})}, {f32_}}, {node("tif", {p(0), p(1)}, {f32_}, {branch, branch})}, {{{0, 0}}});
   EXPECT_IR_ERROR(verify(g), "sub-graph 'body': parameter 0 has role buffer; sub-graph parameters are data");
 }
 
@@ -63,10 +63,10 @@ TEST_F(IrVerifier, StateAliasesMustTargetStateOfTheSameType) {
 }
 
 TEST_F(IrVerifier, NoDanglingValues) {
-  Graph g("main", {{f32_}}, {node("add", {p(0), p(0)}, {f32_})}, {{{0, 1}}});
+  Graph g("main", {{f32_}}, {node("tadd", {p(0), p(0)}, {f32_})}, {{{0, 1}}});
   EXPECT_IR_ERROR(verify(g), "graph 'main': an output uses output 1 of node 0, which is not defined (dangling value)");
-  Graph h("main", {{f32_}}, {node("add", {p(0), p(4)}, {f32_})}, {{{0, 0}}});
-  EXPECT_IR_ERROR(verify(h), "node 0 (add) uses parameter 4, which is not defined");
+  Graph h("main", {{f32_}}, {node("tadd", {p(0), p(4)}, {f32_})}, {{{0, 0}}});
+  EXPECT_IR_ERROR(verify(h), "node 0 (tadd) uses parameter 4, which is not defined");
 }
 
 TEST_F(IrVerifier, TypesAreWellFormed) {
@@ -75,8 +75,8 @@ TEST_F(IrVerifier, TypesAreWellFormed) {
   EXPECT_IR_ERROR(verify(Graph("main", {{tt(DType::Int64, {3, -2})}}, {}, {})),
                   "graph 'main': parameter 0 has type int64[3, -2] with a negative dimension");
   Dim n = Dim::symbol("n");
-  Graph g("main", {{f32_}}, {node("uniform", {p(0)}, {tt(DType::Float32, {n - 5, -1})})}, {{{0, 0}}});
-  EXPECT_IR_ERROR(verify(g), "node 0 (uniform) has type float32[(n - 5), -1] with a negative dimension");
+  Graph g("main", {{f32_}}, {node("tuniform", {p(0)}, {tt(DType::Float32, {n - 5, -1})})}, {{{0, 0}}});
+  EXPECT_IR_ERROR(verify(g), "node 0 (tuniform) has type float32[(n - 5), -1] with a negative dimension");
 }
 
 TEST_F(IrVerifier, OrderedEffectsNeedATokenInput) {

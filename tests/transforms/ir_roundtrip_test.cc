@@ -75,8 +75,9 @@ void check_program(const std::string& name, const Fn& f, const std::vector<Tenso
 
 TEST(IrRoundTrip, EveryPrimitiveInTracedGraphs) {
   std::set<std::string> seen;
-  for (const auto& c : gradcheck::all_cases())
+  for (const auto& c : gradcheck::all_cases()) {
     check_program(c.name, [&c](const std::vector<Tensor>& x) { return std::vector<Tensor>{c.fn(x)}; }, c.inputs, seen);
+  }
   Tensor a = tensor({{1.5, -2.0, 0.0}, {3.0, 0.5, -1.0}}), b = tensor({{1.0, -2.0, 2.0}, {0.0, 0.5, 4.0}});
   Tensor ia = tensor({{3, 5, 6}, {1, 0, 7}}).to(DType::Int32), ib = tensor({{1, 4, 2}, {7, 2, 1}}).to(DType::Int32);
   std::vector<std::pair<std::string, Fn>> programs = {
