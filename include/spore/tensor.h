@@ -36,7 +36,7 @@ class Storage {
   std::atomic<uint64_t> version_{0};
 };
 
-/// Opaque per-tensor trace membership, owned by the tracing layer (src/ir); null when the
+/// Opaque per-tensor trace membership, owned by the transform frames (src/autodiff); null when the
 /// tensor belongs to no open trace or tape, which is the eager fast path.
 struct TraceSlot;
 
