@@ -86,6 +86,16 @@ std::vector<Tensor> graph_jvp(const ir::Graph& g, std::span<const Tensor> x, std
   return ty.leaves();
 }
 
+// The type of one step's slice of a scanned (stacked) tensor: the leading axis dropped.
+TensorType slice_type(const Tensor& stacked) {
+  TensorType t = runtime::type_of(stacked);
+  Shape s;
+  for (size_t d = 1; d < t.shape.size(); ++d) s.push_back(t.shape[d]);
+  t.shape = s;
+  t.weak = false;
+  return t;
+}
+
 std::vector<TensorType> types_of(std::span<const Tensor> v) {
   std::vector<TensorType> t;
   for (const Tensor& x : v) t.push_back(runtime::type_of(x));
@@ -169,14 +179,7 @@ void scan_backward(const ir::Graph& body, size_t nc, bool reverse, int64_t lengt
   // step, from a while loop's stacked outputs when that loop is itself differentiated again.
   const std::vector<int> cf_pos = float_positions(carry_types);
   std::vector<TensorType> x_types;
-  for (const Tensor& x : xs) {
-    TensorType t = runtime::type_of(x);
-    Shape s;
-    for (size_t d = 1; d < t.shape.size(); ++d) s.push_back(t.shape[d]);
-    t.shape = s;
-    t.weak = false;
-    x_types.push_back(t);
-  }
+  for (const Tensor& x : xs) x_types.push_back(slice_type(x));
   // Body of the reversed scan: (ct_c (float carries), c_i (all carries), x_i, ct_y_i) ->
   // (ct_c_prev, ct_x_i for x_wrt).
   std::vector<TensorType> sig;
@@ -184,14 +187,7 @@ void scan_backward(const ir::Graph& body, size_t nc, bool reverse, int64_t lengt
   sig.insert(sig.end(), carry_types.begin(), carry_types.end());
   sig.insert(sig.end(), x_types.begin(), x_types.end());
   auto add_slices = [&sig](std::span<const Tensor> stacked) {
-    for (const Tensor& c : stacked) {
-      TensorType t = runtime::type_of(c);
-      Shape s;
-      for (size_t d = 1; d < t.shape.size(); ++d) s.push_back(t.shape[d]);
-      t.shape = s;
-      t.weak = false;
-      sig.push_back(t);
-    }
+    for (const Tensor& c : stacked) sig.push_back(slice_type(c));
   };
   add_slices(ct_ys);
   add_slices(ct_add);
@@ -229,14 +225,7 @@ void scan_vjp(const VjpArgs& a, std::span<Tensor> in_ct) {
   const std::vector<TensorType> carry_types(a.in_types.begin(), a.in_types.begin() + nc);
   // 1. The forward again, also stacking the carry entering each step.
   std::vector<TensorType> sig(carry_types);
-  for (const Tensor& x : xs) {
-    TensorType t = runtime::type_of(x);
-    Shape s;
-    for (size_t d = 1; d < t.shape.size(); ++d) s.push_back(t.shape[d]);
-    t.shape = s;
-    t.weak = false;
-    sig.push_back(t);
-  }
+  for (const Tensor& x : xs) sig.push_back(slice_type(x));
   ControlFlowAttrs aug = at;
   aug.graphs = {trace_graph("scan_stack", sig, [&](std::span<const Tensor> v) {
     auto out = interpret(*at.graphs[0], v);
@@ -275,14 +264,6 @@ void scan_jvp(const JvpArgs& a, std::span<Tensor> out_t) {
     if (a.tangents[nc + i].defined()) x_t.push_back(static_cast<int>(i));
   std::vector<TensorType> sig = types_of(slice(a.inputs, 0, nc));
   for (int i : c_t) sig.push_back(runtime::type_of(a.inputs[static_cast<size_t>(i)]));
-  auto slice_type = [](const Tensor& x) {
-    TensorType t = runtime::type_of(x);
-    Shape s;
-    for (size_t d = 1; d < t.shape.size(); ++d) s.push_back(t.shape[d]);
-    t.shape = s;
-    t.weak = false;
-    return t;
-  };
   for (size_t i = 0; i < nx; ++i) sig.push_back(slice_type(a.inputs[nc + i]));
   for (int i : x_t) sig.push_back(slice_type(a.inputs[nc + static_cast<size_t>(i)]));
   const size_t nct = c_t.size();
