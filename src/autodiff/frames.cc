@@ -3,6 +3,8 @@
 
 #include <atomic>
 #include <mutex>
+#include <thread>
+#include <unordered_map>
 
 #include "autodiff/rules.h"
 #include "runtime/trace_hooks.h"
@@ -18,6 +20,27 @@ struct Stack {
 thread_local Stack tls_stack;
 
 std::atomic<uint64_t> g_next_uid{1};
+// Open frames by uid, with the thread that opened them: a tensor tracked by a frame of another
+// thread is an error, not a silently untracked value.
+std::mutex g_open_mu;
+std::unordered_map<uint64_t, std::thread::id> g_open;
+
+void check_foreign(const Primitive& p, const Tensor& t) {
+  const TraceSlot* slot = t.impl()->trace.get();
+  if (slot == nullptr) return;
+  const auto me = std::this_thread::get_id();
+  std::lock_guard<std::mutex> lock(g_open_mu);
+  for (const auto& e : slot->entries) {
+    auto it = g_open.find(e.uid);
+    if (it != g_open.end() && it->second != me)
+      throw Error(detail::cat("[", p.name, "] an input belongs to a grad, jvp, jit or vmap trace that is open in another "
+                              "thread; transforms are per thread, so compute with it in the thread that opened the "
+                              "transform (or pass the value out of the transform first)"));
+  }
+}
+
+void foreign_hook(const Primitive& p, const Tensor& t) { check_foreign(p, t); }
+
 // A record hook installed before ours (a test's call counter) keeps being called.
 decltype(runtime::TraceHooks::record) g_prev_record = nullptr;
 
@@ -33,6 +56,8 @@ void set_active(int active) {
 // never run before the outer frames have seen the op itself.
 void record_hook(const Primitive& p, const void* attrs, std::span<const Tensor> in, std::span<const Tensor> out) {
   if (g_prev_record) g_prev_record(p, attrs, in, out);
+  for (const Tensor& t : in)
+    if (t.impl()->trace) check_foreign(p, t);
   Stack& s = tls_stack;
   const int active = s.active;
   for (int d = 0; d < active; ++d) {
@@ -66,6 +91,10 @@ Frame::Frame(Kind kind) : kind_(kind), uid_(g_next_uid.fetch_add(1, std::memory_
 void push_frame(Frame* f) {
   install();
   Stack& s = tls_stack;
+  {
+    std::lock_guard<std::mutex> lock(g_open_mu);
+    g_open[f->uid()] = std::this_thread::get_id();
+  }
   s.frames.push_back(f);
   set_active(static_cast<int>(s.frames.size()));
 }
@@ -73,6 +102,10 @@ void push_frame(Frame* f) {
 void pop_frame(Frame* f) {
   Stack& s = tls_stack;
   SPORE_ASSERT(!s.frames.empty() && s.frames.back() == f, "transform frames closed out of order");
+  {
+    std::lock_guard<std::mutex> lock(g_open_mu);
+    g_open.erase(f->uid());
+  }
   s.frames.pop_back();
   set_active(std::min(s.active, static_cast<int>(s.frames.size())));
 }
@@ -177,6 +210,7 @@ void install() {
     g_prev_record = h.record;
     h.record = record_hook;
     h.symbolic = symbolic_hook;
+    h.foreign = foreign_hook;
     runtime::set_trace_hooks(h);
   });
 }

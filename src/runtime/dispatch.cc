@@ -98,6 +98,8 @@ Outputs dispatch(const Primitive& p, const void* attrs, std::span<const Tensor> 
   for (size_t i = 0; i < inputs.size(); ++i) {
     const Tensor& t = inputs[i];
     SPORE_CHECK(t.defined(), "[", p.name, "] input ", i, " is an undefined tensor");
+    if (t.impl()->trace != nullptr && tls_open_traces == 0 && g_hooks.foreign) [[unlikely]]
+      g_hooks.foreign(p, t);
     in_types[i].dtype = t.dtype();
     in_types[i].weak = t.weak();
     in_types[i].shape = t.shape();

@@ -19,6 +19,9 @@ struct TraceHooks {
   /// After an eager run: record the op into each open tape that tracks one of its inputs.
   void (*record)(const Primitive& p, const void* attrs, std::span<const Tensor> in,
                  std::span<const Tensor> out) = nullptr;
+  /// An input carries trace membership but this thread has no open trace: throws if it belongs
+  /// to a trace or tape open in another thread (transforms are per thread).
+  void (*foreign)(const Primitive& p, const Tensor& t) = nullptr;
 };
 
 /// Number of traces and tapes open in this thread.

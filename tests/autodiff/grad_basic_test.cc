@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <thread>
 
 #include "error_matchers.h"
 #include "spore/spore.h"
@@ -163,6 +164,30 @@ TEST(Hessian, TwoLayerMlpEqualsJacfwdOfJacrevAndFiniteDifferences) {
     for (int i = 0; i < 2; ++i) EXPECT_NEAR(a[i * 2 + j], (gp[i] - gm[i]) / (2 * eps), 1e-8);
   }
   EXPECT_NEAR(a[1], a[2], 1e-15);  // symmetric
+}
+
+}  // namespace
+}  // namespace spore
+
+
+namespace spore {
+namespace {
+
+TEST(GradErrors, TracedTensorFromAnotherThread) {
+  std::string err;
+  auto f = [&err](const Tensor& x) {
+    std::thread t([&] {
+      try {
+        (void)(x * 2.0);
+      } catch (const Error& e) {
+        err = e.what();
+      }
+    });
+    t.join();
+    return ops::sum(x);
+  };
+  (void)grad(f)(ops::tensor({1.0}));
+  EXPECT_NE(err.find("open in another thread"), std::string::npos) << err;
 }
 
 }  // namespace
