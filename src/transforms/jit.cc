@@ -62,7 +62,10 @@ struct JitCore::Impl {
 JitCore::JitCore(std::string name) : impl_(std::make_unique<Impl>()) { impl_->name = std::move(name); }
 JitCore::~JitCore() = default;
 
-int JitCore::traces() const { return impl_->traces; }
+int JitCore::traces() const {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  return impl_->traces;
+}
 
 std::string JitCore::last_graph_text() const {
   std::lock_guard<std::mutex> lock(impl_->mu);
@@ -83,10 +86,16 @@ TensorTree JitCore::call(const autodiff::TreeFn& f, const std::vector<TensorTree
     if (it != impl_->cache.end()) traced = &it->second;
   }
   if (traced == nullptr) {
-    if (log_jit())
+    if (log_jit()) {
+      std::string previous;
+      {
+        std::lock_guard<std::mutex> lock(impl_->mu);
+        previous = impl_->last_key;
+      }
       std::fprintf(stderr, "[jit] tracing %s for (%s)%s%s\n", impl_->name.c_str(), key.c_str(),
-                   impl_->last_key.empty() ? ": first call" : "; previous signature was (",
-                   impl_->last_key.empty() ? "" : (impl_->last_key + ")").c_str());
+                   previous.empty() ? ": first call" : "; previous signature was (",
+                   previous.empty() ? "" : (previous + ")").c_str());
+    }
     SymbolicTrace trace(impl_->name);
     std::vector<TensorTree> sargs;
     TensorTree out;
