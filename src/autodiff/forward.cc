@@ -39,11 +39,18 @@ void Forward::record(int depth, const Primitive& p, const void* attrs, std::span
   SPORE_CHECK(p.jvp != nullptr, "[jvp] primitive '", p.name,
               "' has no forward-mode (jvp) rule, so tangents cannot flow through it; wrap the input in "
               "stop_gradient() if no derivative is needed there");
-  std::array<Tensor, kMaxOutputs> out_t;
+  // Control-flow primitives have any number of outputs; others at most kMaxOutputs.
+  std::array<Tensor, kMaxOutputs> out_inline;
+  std::vector<Tensor> out_heap;
+  Tensor* out_t = out_inline.data();
+  if (out.size() > out_inline.size()) {
+    out_heap.resize(out.size());
+    out_t = out_heap.data();
+  }
   {
     SuspendAbove outer_only(depth);
     JvpArgs a{attrs, in, out, std::span<const Tensor>(tangents, in.size())};
-    p.jvp(a, std::span<Tensor>(out_t.data(), out.size()));
+    p.jvp(a, std::span<Tensor>(out_t, out.size()));
   }
   for (size_t j = 0; j < out.size(); ++j) {
     if (!out_t[j].defined() || !is_floating(out[j].dtype())) continue;
