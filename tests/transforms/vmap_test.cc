@@ -105,11 +105,9 @@ std::string check_case(const GradCase& c, Mode mode, size_t only = 0) {
 
 // Cases whose loop reference and batched run differ for a reason outside vmap.
 const std::map<std::string, std::string>& known_issues() {
-  static const std::map<std::string, std::string> m = {
-      // xsimd::pow gives 0^0 = 0 on the vector path (float64 runs of 8 with AVX-512) but 1 on the
-      // scalar tail, so pow(0, 0) depends on the tensor's length (src/backends/cpu/binary_math.h).
-      {"pow/zero_zero", "the pow kernel's vector path gives 0^0 = 0"},
-  };
+  // Empty: pow(0, 0) used to depend on the tensor's length (vector path 0, scalar tail 1); the
+  // kernel now gives 1 on both, and pow/zero_zero runs.
+  static const std::map<std::string, std::string> m = {};
   return m;
 }
 
