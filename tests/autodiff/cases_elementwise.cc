@@ -13,9 +13,6 @@ using namespace ops;
 using oracle::Fill;
 using Fn = std::function<Tensor(const std::vector<Tensor>&)>;
 
-Tensor R(const Shape& s, uint64_t seed, Fill fill = Fill::Normal) {
-  return oracle::rand_tensor(s, DType::Float64, seed, fill);
-}
 /// Random signs with magnitudes in [0.1, 3]: clear of the kink at 0.
 Tensor away(const Shape& s, uint64_t seed) { return sign(R(s, seed)) * R(s, seed + 500, Fill::Positive); }
 /// Points on both sides of every kink of relu6, hardswish and hardsigmoid (-3, 0, 3, 6).

@@ -9,9 +9,6 @@ namespace {
 
 using namespace ops;
 
-Tensor R(const Shape& s, uint64_t seed, oracle::Fill fill = oracle::Fill::Normal) {
-  return oracle::rand_tensor(s, DType::Float64, seed, fill);
-}
 
 }  // namespace
 

@@ -25,9 +25,6 @@ using IV = std::vector<int64_t>;
 using Fn = std::function<Tensor(const std::vector<Tensor>&)>;
 using Xs = const std::vector<Tensor>&;
 
-Tensor R(const Shape& s, uint64_t seed, Fill fill = Fill::Normal) {
-  return oracle::rand_tensor(s, DType::Float64, seed, fill);
-}
 Tensor I(std::vector<int64_t> v, const Shape& s) { return from_vector(std::move(v), s); }
 /// Case names by stream (gcc 12's -Wrestrict misfires on chained std::string +).
 template <class... A>

@@ -17,9 +17,6 @@ using oracle::Fill;
 using V = std::vector<int64_t>;
 using Fn = std::function<Tensor(const std::vector<Tensor>&)>;
 
-Tensor R(const Shape& s, uint64_t seed, Fill fill = Fill::Normal) {
-  return oracle::rand_tensor(s, DType::Float64, seed, fill);
-}
 Tensor T(std::vector<double> v, const Shape& s) { return from_vector(std::move(v), s); }
 
 struct Adder {

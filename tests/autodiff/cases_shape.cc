@@ -12,9 +12,6 @@ using oracle::Fill;
 using V = std::vector<int64_t>;
 using Fn = std::function<Tensor(const std::vector<Tensor>&)>;
 
-Tensor R(const Shape& s, uint64_t seed, Fill fill = Fill::Normal) {
-  return oracle::rand_tensor(s, DType::Float64, seed, fill);
-}
 
 /// An index along `axis` of `shape` with distinct values per line (no duplicate writes).
 Tensor unique_index(const Shape& shape, int64_t axis, int64_t bound, uint64_t seed) {

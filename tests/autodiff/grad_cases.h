@@ -42,6 +42,11 @@ struct GradCase {
   int out_index = 0;
 };
 
+/// A float64 input for a case (the oracle's deterministic generator).
+inline Tensor R(const Shape& s, uint64_t seed, oracle::Fill fill = oracle::Fill::Normal) {
+  return oracle::rand_tensor(s, DType::Float64, seed, fill);
+}
+
 /// Registers a family's cases; returns true so it can initialize a static.
 bool register_cases(const char* family, std::function<void(std::vector<GradCase>&)> fn);
 /// Every registered case (built once, in family-name order).
