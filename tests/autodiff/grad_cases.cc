@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "autodiff/grad_cases.h"
 
+#include <cctype>
 #include <map>
 
 namespace spore::gradcheck {
@@ -25,6 +26,21 @@ const std::vector<GradCase>& all_cases() {
     return out;
   }();
   return cases;
+}
+
+const std::vector<std::string>& case_test_names() {
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> out;
+    std::map<std::string, int> seen;
+    for (const auto& c : all_cases()) {
+      std::string name;
+      for (char ch : c.name) name += std::isalnum(static_cast<unsigned char>(ch)) ? ch : '_';
+      if (int n = seen[name]++; n > 0) name.append("_").append(std::to_string(n + 1));
+      out.push_back(std::move(name));
+    }
+    return out;
+  }();
+  return names;
 }
 
 }  // namespace spore::gradcheck

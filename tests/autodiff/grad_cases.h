@@ -47,6 +47,10 @@ inline Tensor R(const Shape& s, uint64_t seed, oracle::Fill fill = oracle::Fill:
   return oracle::rand_tensor(s, DType::Float64, seed, fill);
 }
 
+/// gtest-safe names of all_cases() ([A-Za-z0-9_]; a repeated name gets a suffix), by index:
+/// for INSTANTIATE_TEST_SUITE_P over the table.
+const std::vector<std::string>& case_test_names();
+
 /// Registers a family's cases; returns true so it can initialize a static.
 bool register_cases(const char* family, std::function<void(std::vector<GradCase>&)> fn);
 /// Every registered case (built once, in family-name order).

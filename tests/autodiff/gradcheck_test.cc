@@ -31,20 +31,7 @@ TEST_P(Case, JvpVjpAgree) { report(check_jvp_vjp_agree(c())); }
 TEST_P(Case, SecondOrder) { report(check_second_order(c())); }
 
 // gtest names allow [A-Za-z0-9_]; a repeated name gets a suffix (CaseNamesAreUnique fails).
-std::string test_name(const testing::TestParamInfo<size_t>& info) {
-  static const std::vector<std::string> names = [] {
-    std::vector<std::string> out;
-    std::map<std::string, int> seen;
-    for (const auto& c : all_cases()) {
-      std::string name;
-      for (char ch : c.name) name += std::isalnum(static_cast<unsigned char>(ch)) ? ch : '_';
-      if (int n = seen[name]++; n > 0) name.append("_").append(std::to_string(n + 1));
-      out.push_back(std::move(name));
-    }
-    return out;
-  }();
-  return names[info.param];
-}
+std::string test_name(const testing::TestParamInfo<size_t>& info) { return case_test_names()[info.param]; }
 
 INSTANTIATE_TEST_SUITE_P(GradCheck, Case, testing::Range<size_t>(0, all_cases().size()), test_name);
 

@@ -136,20 +136,7 @@ TEST_P(VmapCase, AgainstLoopOneInputBatched) {
       if (auto m = check_case(c(), Mode::Single, i); !m.empty()) ADD_FAILURE() << m;
 }
 
-std::string case_name(const testing::TestParamInfo<size_t>& info) {
-  static const std::vector<std::string> names = [] {
-    std::vector<std::string> out;
-    std::map<std::string, int> seen;
-    for (const auto& c : all_cases()) {
-      std::string name;
-      for (char ch : c.name) name += std::isalnum(static_cast<unsigned char>(ch)) ? ch : '_';
-      if (int k = seen[name]++; k > 0) name.append("_").append(std::to_string(k + 1));
-      out.push_back(std::move(name));
-    }
-    return out;
-  }();
-  return names[info.param];
-}
+std::string case_name(const testing::TestParamInfo<size_t>& info) { return gradcheck::case_test_names()[info.param]; }
 
 INSTANTIATE_TEST_SUITE_P(Vmap, VmapCase, testing::Range<size_t>(0, all_cases().size()), case_name);
 
