@@ -76,14 +76,35 @@ Affine affine_of(const A& at, std::span<const Tensor> inputs, DType sd) {
   return f;
 }
 
+/// What every layer/group norm rule starts from: the statistics dtype, the layout, the affine
+/// inputs, rstd and xhat in the standardized layout, from the saved mean/rstd outputs.
+struct Saved {
+  DType sd;
+  Layout l;
+  Affine f;
+  Tensor rstd, xhat;
+};
+
+template <class A>
+Saved saved_of(const A& at, std::span<const Tensor> inputs, std::span<const Tensor> outputs, Layout l) {
+  const Tensor& x = inputs[0];
+  Saved s{prims::stats_dtype(x.dtype()), std::move(l), {}, {}, {}};
+  s.f = affine_of(at, inputs, s.sd);
+  s.rstd = outputs[2].reshape(s.l.keep);
+  Tensor xs = x.to(s.sd);
+  if (!(xs.shape() == s.l.xs)) xs = xs.reshape(s.l.xs);
+  s.xhat = (xs - outputs[1].reshape(s.l.keep)) * s.rstd;
+  return s;
+}
+
 void layer_norm_jvp(const JvpArgs& a, std::span<Tensor> out) {
   const auto& at = *static_cast<const prims::LayerNormAttrs*>(a.attrs);
   const Tensor& x = a.inputs[0];
-  const DType sd = prims::stats_dtype(x.dtype());
-  const Layout l = trailing_layout(x.shape(), at.axis);
-  const Affine f = affine_of(at, a.inputs, sd);
-  const Tensor rstd = a.outputs[2].reshape(l.keep);
-  const Tensor xhat = (x.to(sd) - a.outputs[1].reshape(l.keep)) * rstd;
+  const Saved s = saved_of(at, a.inputs, a.outputs, trailing_layout(x.shape(), at.axis));
+  const DType sd = s.sd;
+  const Layout& l = s.l;
+  const Affine& f = s.f;
+  const Tensor &rstd = s.rstd, &xhat = s.xhat;
   Tensor ty;
   if (a.tangents[0].defined()) {
     auto j = norm::standardize_jvp(a.tangents[0].to(sd), xhat, rstd, l.axes);
@@ -99,11 +120,11 @@ void layer_norm_jvp(const JvpArgs& a, std::span<Tensor> out) {
 void layer_norm_vjp(const VjpArgs& a, std::span<Tensor> in) {
   const auto& at = *static_cast<const prims::LayerNormAttrs*>(a.attrs);
   const Tensor& x = a.inputs[0];
-  const DType sd = prims::stats_dtype(x.dtype());
-  const Layout l = trailing_layout(x.shape(), at.axis);
-  const Affine f = affine_of(at, a.inputs, sd);
-  const Tensor rstd = a.outputs[2].reshape(l.keep);
-  const Tensor xhat = (x.to(sd) - a.outputs[1].reshape(l.keep)) * rstd;
+  const Saved s = saved_of(at, a.inputs, a.outputs, trailing_layout(x.shape(), at.axis));
+  const DType sd = s.sd;
+  const Layout& l = s.l;
+  const Affine& f = s.f;
+  const Tensor &rstd = s.rstd, &xhat = s.xhat;
   const Tensor ct = to_dt(a.cotangents[0], sd);
   const ops::Axes lead = norm::range_axes(0, at.axis);
   if (a.needs[0]) {
@@ -121,12 +142,12 @@ void layer_norm_vjp(const VjpArgs& a, std::span<Tensor> in) {
 void group_norm_jvp(const JvpArgs& a, std::span<Tensor> out) {
   const auto& at = *static_cast<const prims::GroupNormAttrs*>(a.attrs);
   const Tensor& x = a.inputs[0];
-  const DType sd = prims::stats_dtype(x.dtype());
-  const Layout l = group_layout(x.shape(), at.groups);
+  const Saved s = saved_of(at, a.inputs, a.outputs, group_layout(x.shape(), at.groups));
+  const DType sd = s.sd;
+  const Layout& l = s.l;
+  const Affine& f = s.f;
+  const Tensor &rstd = s.rstd, &xhat_g = s.xhat;
   const Shape cs = norm::channel_shape(x.shape()[1], x.dim());
-  const Affine f = affine_of(at, a.inputs, sd);
-  const Tensor rstd = a.outputs[2].reshape(l.keep);
-  const Tensor xhat_g = (x.to(sd).reshape(l.xs) - a.outputs[1].reshape(l.keep)) * rstd;
   const Tensor xhat = xhat_g.reshape(x.shape());
   Tensor ty;
   if (a.tangents[0].defined()) {
@@ -144,12 +165,12 @@ void group_norm_jvp(const JvpArgs& a, std::span<Tensor> out) {
 void group_norm_vjp(const VjpArgs& a, std::span<Tensor> in) {
   const auto& at = *static_cast<const prims::GroupNormAttrs*>(a.attrs);
   const Tensor& x = a.inputs[0];
-  const DType sd = prims::stats_dtype(x.dtype());
-  const Layout l = group_layout(x.shape(), at.groups);
+  const Saved s = saved_of(at, a.inputs, a.outputs, group_layout(x.shape(), at.groups));
+  const DType sd = s.sd;
+  const Layout& l = s.l;
+  const Affine& f = s.f;
+  const Tensor &rstd = s.rstd, &xhat_g = s.xhat;
   const Shape cs = norm::channel_shape(x.shape()[1], x.dim());
-  const Affine f = affine_of(at, a.inputs, sd);
-  const Tensor rstd = a.outputs[2].reshape(l.keep);
-  const Tensor xhat_g = (x.to(sd).reshape(l.xs) - a.outputs[1].reshape(l.keep)) * rstd;
   const Tensor ct = to_dt(a.cotangents[0], sd);
   if (a.needs[0]) {
     Tensor g = ct.defined() && f.w.defined() ? ct * f.w.reshape(cs) : ct;

@@ -15,31 +15,13 @@ namespace {
 
 using prims::InterpolateAttrs;
 
-// The same index arithmetic as the kernel (prims/interpolate.cc), float scale included.
-int64_t nearest_src(int64_t dst, int64_t in, int64_t out) {
-  if (out == in) return dst;
-  if (out == 2 * in) return dst >> 1;
-  const float scale = static_cast<float>(in) / static_cast<float>(out);
-  return std::min(static_cast<int64_t>(std::floor(static_cast<float>(dst) * scale)), in - 1);
-}
-
-// The kernel's bilinear table in its compute type Cm (float, or double for float64).
+// The kernel's bilinear table (prims/interpolate.h) as rows of a dense matrix.
 template <class Cm>
 void add_linear(std::vector<double>& m, int64_t in, int64_t out, bool align) {
-  const Cm ratio = align ? (out > 1 ? static_cast<Cm>(in - 1) / static_cast<Cm>(out - 1) : Cm(0))
-                         : static_cast<Cm>(in) / static_cast<Cm>(out);
+  const auto t = prims::linear_table<Cm>(in, out, align);
   for (int64_t d = 0; d < out; ++d) {
-    if (in == out) {
-      m[d * in + d] = 1.0;
-      continue;
-    }
-    const Cm src = align ? ratio * static_cast<Cm>(d)
-                         : std::max(ratio * (static_cast<Cm>(d) + Cm(0.5)) - Cm(0.5), Cm(0));
-    const int64_t i0 = static_cast<int64_t>(src);
-    const Cm l1 = std::min(std::max(src - static_cast<Cm>(i0), Cm(0)), Cm(1));
-    const int64_t i1 = i0 + (i0 < in - 1 ? 1 : 0);
-    m[d * in + i0] += static_cast<double>(Cm(1) - l1);
-    m[d * in + i1] += static_cast<double>(l1);
+    m[d * in + t[d].i0] += static_cast<double>(t[d].l0);
+    m[d * in + t[d].i1] += static_cast<double>(t[d].l1);
   }
 }
 
@@ -47,7 +29,7 @@ void add_linear(std::vector<double>& m, int64_t in, int64_t out, bool align) {
 std::vector<double> resize_matrix(const InterpolateAttrs& at, int64_t in, int64_t out, DType dt) {
   std::vector<double> m(static_cast<size_t>(in * out), 0.0);
   if (!at.bilinear) {
-    for (int64_t d = 0; d < out; ++d) m[d * in + nearest_src(d, in, out)] = 1.0;
+    for (int64_t d = 0; d < out; ++d) m[d * in + prims::nearest_src(d, in, out)] = 1.0;
   } else if (dt == DType::Float64) {
     add_linear<double>(m, in, out, at.align_corners);
   } else {
@@ -61,7 +43,7 @@ int64_t repeat_factor(int64_t in, int64_t out) {
   if (out % in != 0) return 0;
   const int64_t k = out / in;
   for (int64_t d = 0; d < out; ++d)
-    if (nearest_src(d, in, out) != d / k) return 0;
+    if (prims::nearest_src(d, in, out) != d / k) return 0;
   return k;
 }
 
