@@ -112,18 +112,23 @@ auto many_grads(std::vector<TensorTree>&& g) {
   }
 }
 
-template <bool kMany, class F>
-auto value_and_grad_fn(F f, std::vector<int> argnums, bool with_value) {
-  return [f, argnums, with_value](const auto&... args) {
-    using R = std::invoke_result_t<const F&, const decltype(args)&...>;
-    constexpr bool aux = is_pair_v<std::decay_t<R>>;
-    auto r = autodiff::value_and_grad(with_value ? "value_and_grad" : "grad", tree_fn<decltype(args)...>(f),
+// The one implementation behind grad and value_and_grad: kMany picks the gradient type (one
+// position or a list), kValue whether the value is returned; an aux output rides along.
+template <bool kMany, bool kValue, class F>
+auto grad_fn(F f, std::vector<int> argnums) {
+  return [f = std::move(f), argnums = std::move(argnums)](const auto&... args) {
+    using R = std::decay_t<std::invoke_result_t<const F&, const decltype(args)&...>>;
+    constexpr bool aux = is_pair_v<R>;
+    auto r = autodiff::value_and_grad(kValue ? "value_and_grad" : "grad", tree_fn<decltype(args)...>(f),
                                       {TensorTree(args)...}, argnums, aux);
     auto g = [&] {
       if constexpr (kMany) return many_grads<decltype(args)...>(std::move(r.grads));
       else return one_grad<decltype(args)...>(std::move(r.grads));
     }();
-    return std::make_tuple(std::move(r.value), std::move(g), std::move(r.aux));
+    if constexpr (kValue && aux) return std::make_tuple(std::move(r.value), std::move(g), std::move(r.aux));
+    else if constexpr (kValue) return std::make_pair(std::move(r.value), std::move(g));
+    else if constexpr (aux) return std::make_pair(std::move(g), std::move(r.aux));
+    else return g;
   };
 }
 }  // namespace autodiff_detail
@@ -134,47 +139,23 @@ auto value_and_grad_fn(F f, std::vector<int> argnums, bool with_value) {
 /// std::pair<Tensor, TensorTree>, the result is std::pair<gradient, aux>.
 template <class F>
 auto grad(F f, int argnum = 0) {
-  auto vg = autodiff_detail::value_and_grad_fn<false>(std::move(f), {argnum}, false);
-  return [vg](const auto&... args) {
-    auto [value, g, aux] = vg(args...);
-    using R = std::invoke_result_t<const F&, const decltype(args)&...>;
-    if constexpr (autodiff_detail::is_pair_v<std::decay_t<R>>) return std::make_pair(std::move(g), std::move(aux));
-    else return g;
-  };
+  return autodiff_detail::grad_fn<false, false>(std::move(f), {argnum});
 }
 /// Gradients with respect to several arguments: a std::vector<Tensor> (every argument a Tensor)
 /// or a std::vector<TensorTree>, one per position.
 template <class F>
 auto grad(F f, std::vector<int> argnums) {
-  auto vg = autodiff_detail::value_and_grad_fn<true>(std::move(f), std::move(argnums), false);
-  return [vg](const auto&... args) {
-    auto [value, g, aux] = vg(args...);
-    using R = std::invoke_result_t<const F&, const decltype(args)&...>;
-    if constexpr (autodiff_detail::is_pair_v<std::decay_t<R>>) return std::make_pair(std::move(g), std::move(aux));
-    else return g;
-  };
+  return autodiff_detail::grad_fn<true, false>(std::move(f), std::move(argnums));
 }
 /// The value and the gradient: std::pair<Tensor, G> (G as for grad), or
 /// std::tuple<Tensor, G, TensorTree aux> when f has an auxiliary output.
 template <class F>
 auto value_and_grad(F f, int argnum = 0) {
-  auto vg = autodiff_detail::value_and_grad_fn<false>(std::move(f), {argnum}, true);
-  return [vg](const auto&... args) {
-    auto [value, g, aux] = vg(args...);
-    using R = std::invoke_result_t<const F&, const decltype(args)&...>;
-    if constexpr (autodiff_detail::is_pair_v<std::decay_t<R>>) return std::make_tuple(std::move(value), std::move(g), std::move(aux));
-    else return std::make_pair(std::move(value), std::move(g));
-  };
+  return autodiff_detail::grad_fn<false, true>(std::move(f), {argnum});
 }
 template <class F>
 auto value_and_grad(F f, std::vector<int> argnums) {
-  auto vg = autodiff_detail::value_and_grad_fn<true>(std::move(f), std::move(argnums), true);
-  return [vg](const auto&... args) {
-    auto [value, g, aux] = vg(args...);
-    using R = std::invoke_result_t<const F&, const decltype(args)&...>;
-    if constexpr (autodiff_detail::is_pair_v<std::decay_t<R>>) return std::make_tuple(std::move(value), std::move(g), std::move(aux));
-    else return std::make_pair(std::move(value), std::move(g));
-  };
+  return autodiff_detail::grad_fn<true, true>(std::move(f), std::move(argnums));
 }
 
 /// f's output and a pullback: `auto [y, pb] = vjp(f, x); auto dx = pb(dy);` The pullback takes a
