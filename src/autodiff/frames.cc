@@ -56,9 +56,15 @@ void set_active(int active) {
 // never run before the outer frames have seen the op itself.
 void record_hook(const Primitive& p, const void* attrs, std::span<const Tensor> in, std::span<const Tensor> out) {
   if (g_prev_record) g_prev_record(p, attrs, in, out);
-  for (const Tensor& t : in)
-    if (t.impl()->trace) check_foreign(p, t);
   Stack& s = tls_stack;
+  // Only a tensor none of this thread's frames tracks can belong to another thread's frame:
+  // the common case never takes the registry's lock.
+  for (const Tensor& t : in) {
+    if (!t.impl()->trace) continue;
+    bool ours = false;
+    for (int d = 0; d < s.active && !ours; ++d) ours = find_entry(t, s.frames[d]->uid()) != nullptr;
+    if (!ours) check_foreign(p, t);
+  }
   const int active = s.active;
   for (int d = 0; d < active; ++d) {
     Frame* f = s.frames[d];
