@@ -69,6 +69,7 @@ using arg_t = std::decay_t<T>;
 template <class T>
 T from_tree(const TensorTree& t) {
   if constexpr (std::is_same_v<T, Tensor>) return t.tensor();
+  else if constexpr (std::is_same_v<T, std::vector<Tensor>>) return t.leaves();
   else return t;
 }
 

@@ -37,7 +37,7 @@ void Tape::record(int depth, const Primitive& p, const void* attrs, std::span<co
   for (size_t i = 0; i < in.size(); ++i) {
     n.in_ids[i] = id_of(in[i]);
     n.types.push_back(runtime::type_of(in[i]));
-    if (i < 32 && (p.residuals.inputs & (1u << i))) {
+    if (Residuals::has(p.residuals.inputs, i)) {
       n.saved[i] = in[i];
       n.versions[i] = in[i].version();
     }
@@ -48,7 +48,7 @@ void Tape::record(int depth, const Primitive& p, const void* attrs, std::span<co
     n.out_ids[j] = next_id_++;
     add_entry(out[j], {uid(), n.out_ids[j], Tensor()});
     n.types.push_back(runtime::type_of(out[j]));
-    if (p.residuals.outputs & (1u << j)) {
+    if (Residuals::has(p.residuals.outputs, j)) {
       n.saved[in.size() + j] = out[j];
       n.versions[in.size() + j] = out[j].version();
     }
@@ -98,7 +98,7 @@ std::vector<Tensor> Tape::backward(std::span<const int64_t> roots, std::span<con
       cts.assign(no, Tensor());
       for (size_t j = 0; j < no; ++j) {
         cts[j] = ct[n.out_ids[j]];
-        if (!cts[j].defined() && no > 1 && is_floating(n.types[ni + j].dtype))
+        if (!cts[j].defined() && no > 1 && !p.sparse_cotangents && is_floating(n.types[ni + j].dtype))
           cts[j] = ops::zeros(n.types[ni + j].shape, {n.types[ni + j].dtype});
       }
       needs_storage.assign(ni, 0);
@@ -139,6 +139,15 @@ std::vector<Tensor> Tape::backward(std::span<const int64_t> roots, std::span<con
     else result[w] = ops::zeros(wanted_types[w].shape, {wanted_types[w].dtype});
   }
   return result;
+}
+
+void Tape::map_saved(const std::function<Tensor(const Tensor&)>& f) {
+  for (Node& n : nodes_)
+    for (size_t s = 0; s < n.saved.size(); ++s)
+      if (n.saved[s].defined()) {
+        n.saved[s] = f(n.saved[s]);
+        n.versions[s] = n.saved[s].version();
+      }
 }
 
 }  // namespace spore::autodiff

@@ -5,6 +5,7 @@
 // residuals its vjp declares. backward() walks it in reverse calling vjp rules through the one
 // dispatch (so outer frames record the backward: grad of grad), frees residuals as it goes when
 // asked to, and checks that no saved tensor was modified in place since it was saved.
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -37,6 +38,11 @@ class Tape final : public Frame {
   std::vector<Tensor> backward(std::span<const int64_t> roots, std::span<const Tensor> root_cts,
                                std::span<const int64_t> wanted, std::span<const TensorType> wanted_types,
                                bool consume);
+
+  /// Replaces every saved tensor by f(saved), in recording order (nodes, then inputs before
+  /// outputs). Control-flow linearization (src/transforms/linearize.cc) uses it to list the
+  /// residuals of a traced body and to rebind them to a backward trace's inputs.
+  void map_saved(const std::function<Tensor(const Tensor&)>& f);
 
   size_t num_nodes() const { return nodes_.size(); }
   /// Names of the recorded primitives, in order (for tests and coverage reports).

@@ -161,6 +161,9 @@ using EagerFn = void (*)(const void* attrs, std::span<const Tensor> in, std::vec
 struct Residuals {
   uint32_t inputs = 0;
   uint32_t outputs = 0;
+  /// Whether position i is kept; bit 31 also stands for every later position, so ~0u keeps all
+  /// of any number (control-flow nodes have any number of inputs and outputs).
+  static bool has(uint32_t mask, size_t i) { return ((mask >> (i < 31 ? i : 31)) & 1u) != 0; }
 };
 
 using InferFn = std::function<void(const void* attrs, std::span<const TensorType> in, OutTypes& out)>;
@@ -192,6 +195,10 @@ class Primitive {
   ViewFn view = nullptr;  // set for view primitives, which have no kernels
   EagerFn eager = nullptr;  // set for control-flow primitives, which have no kernels
   Residuals residuals;
+  /// The vjp takes an undefined cotangent for an output that received none (else the tape hands
+  /// multi-output primitives zeros). Control flow sets it: most outputs of a node built for
+  /// reverse mode are residuals that nothing differentiates.
+  bool sparse_cotangents = false;
   JvpRule jvp = nullptr;
   VjpRule vjp = nullptr;
   VmapRule vmap = nullptr;

@@ -8,17 +8,13 @@
 #include "runtime/trace_hooks.h"
 #include "spore/error.h"
 #include "spore/ops.h"
+#include "transforms/control_flow_helpers.h"
 #include "transforms/interpreter.h"
 #include "transforms/ir_bridge.h"
 
 namespace spore::transforms {
 namespace {
 
-std::vector<TensorType> graph_outputs(const ir::Graph& g) {
-  std::vector<TensorType> t;
-  for (const auto& o : g.outputs()) t.push_back(from_ir(std::get<ir::TensorType>(g.type_of(o.value))));
-  return t;
-}
 std::string types_str(std::span<const TensorType> ts) {
   std::ostringstream os;
   os << '(';
@@ -91,7 +87,7 @@ void eager_scan(const void* attrs, std::span<const Tensor> in, std::vector<Tenso
     for (size_t y = nc; y < r.size(); ++y) ys[y - nc].push_back(r[y]);
   }
   out = carry;
-  const auto types = graph_outputs(*a.graphs[0]);
+  const auto types = cf_helpers::output_types(*a.graphs[0]);
   for (size_t y = 0; y < types.size() - nc; ++y) {
     if (length == 0) {
       Shape s{0};
@@ -115,6 +111,7 @@ const Primitive& define_cf(const char* name, EagerFn eager) {
   spec.cost = no_cost;
   Primitive& p = const_cast<Primitive&>(define_primitive(spec));
   p.eager = eager;
+  p.sparse_cotangents = true;
   return p;
 }
 
@@ -171,9 +168,9 @@ std::vector<TensorType> control_flow_types(const Primitive& p, const ControlFlow
     else
       SPORE_CHECK(is_integral(in[0].dtype, false) && in[0].shape.empty(), "[switch] the index must be a 0-d integer tensor, got ",
                   dtype_name(in[0].dtype), shape_str(in[0].shape));
-    auto first = graph_outputs(*a.graphs[0]);
+    auto first = cf_helpers::output_types(*a.graphs[0]);
     for (size_t k = 1; k < a.graphs.size(); ++k) {
-      auto other = graph_outputs(*a.graphs[k]);
+      auto other = cf_helpers::output_types(*a.graphs[k]);
       if (!same_types(first, other)) {
         if (&p == &if_def())
           throw Error(detail::cat("[cond] the branches return different types: true_fn returns ", types_str(first),
@@ -187,10 +184,10 @@ std::vector<TensorType> control_flow_types(const Primitive& p, const ControlFlow
     return first;
   }
   if (&p == &while_def()) {
-    auto c = graph_outputs(*a.graphs[0]);
+    auto c = cf_helpers::output_types(*a.graphs[0]);
     SPORE_CHECK(c.size() == 1 && c[0].dtype == DType::Bool && c[0].shape.empty(),
                 "[while_loop] cond_fn must return a 0-d bool tensor, got ", types_str(c));
-    auto body = graph_outputs(*a.graphs[1]);
+    auto body = cf_helpers::output_types(*a.graphs[1]);
     SPORE_CHECK(same_types(body, in), "[while_loop] body_fn changes the carried values: they enter as ", types_str(in),
                 " and leave as ", types_str(body), "; the loop carry must keep its dtypes and shapes (pad or "
                 "preallocate to a fixed size)");
@@ -205,7 +202,7 @@ std::vector<TensorType> control_flow_types(const Primitive& p, const ControlFlow
     return body;
   }
   // scan
-  auto body = graph_outputs(*a.graphs[0]);
+  auto body = cf_helpers::output_types(*a.graphs[0]);
   const size_t nc = static_cast<size_t>(a.num_carry);
   SPORE_CHECK(same_types(std::span<const TensorType>(body).first(nc), in.first(nc)), "[scan] fn changes the carry: it enters as ",
               types_str(in.first(nc)), " and leaves as ", types_str(std::span<const TensorType>(body).first(nc)),
@@ -227,7 +224,19 @@ std::vector<Tensor> call_control_flow(const Primitive& p, const ControlFlowAttrs
   for (const Tensor& t : in) in_types.push_back(runtime::type_of(t));
   auto types = control_flow_types(p, a, in_types);
   std::vector<Tensor> out(types.size());
-  if (runtime::tls_open_traces != 0 && autodiff::trace_symbolic(p, &a, in, types, out)) return out;
+  if (runtime::tls_open_traces != 0 && autodiff::innermost(autodiff::Frame::Kind::Symbolic) != nullptr) {
+    // A tape will differentiate the node: build it to pass its vjp's residuals out, and hand the
+    // caller only the node's own outputs (the tape keeps the rest).
+    if (auto aug = with_residuals(p, a, in)) {
+      types = control_flow_types(p, *aug, in_types);
+      out.resize(types.size());
+      autodiff::trace_symbolic(p, aug.get(), in, types, out);
+      out.resize(aug->plan->num_outputs);
+      return out;
+    }
+    autodiff::trace_symbolic(p, &a, in, types, out);
+    return out;
+  }
   // Eager: interpreting the sub-graphs dispatches their ops, which open tapes record (the path
   // taken); the node itself is not recorded.
   p.eager(&a, in, out);

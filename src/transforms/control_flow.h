@@ -18,6 +18,7 @@
 //           the xs' leading size, known when the node runs, e.g. a while loop's trip count);
 //           `reverse` walks the xs from the end (ys still indexed by position).
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -26,6 +27,19 @@
 
 namespace spore::transforms {
 
+/// How a node built for reverse mode passes its vjp's residuals out (control_flow_residuals.cc):
+/// the node's outputs past `num_outputs` are residuals, and `bwd` are the graphs of its vjp that
+/// take them. Valid only for the sub-graphs `fwd` it was built with (a transform that rewrites
+/// the graphs drops it); not part of the text form, where such a node is an ordinary one with
+/// more outputs.
+struct ResidualPlan {
+  size_t num_outputs = 0;
+  std::vector<int> wrt;               // operand positions (after the predicate/index; scan: inputs) the bwd graphs give cotangents of
+  std::vector<ir::GraphPtr> fwd;      // the node's sub-graphs this plan belongs to
+  std::vector<ir::GraphPtr> bwd;      // if/switch: one per branch; scan: the reversed body
+  std::vector<int> invariant;         // scan: loop-invariant carries handed to the bwd scan as carries
+};
+
 struct ControlFlowAttrs {
   int64_t num_carry = 0;  // while: all inputs; scan: the carried prefix
   int64_t length = 0;     // scan: iterations
@@ -33,6 +47,7 @@ struct ControlFlowAttrs {
   bool stack = false;     // while: also output the trip count and the stacked carries
   std::string trip_symbol;  // while with stack: the symbol naming the trip count dimension
   std::vector<ir::GraphPtr> graphs;  // the node's sub-graphs (printed as nested graphs, not fields)
+  std::shared_ptr<const ResidualPlan> plan;  // set when built with residual outputs
   static constexpr auto fields() {
     return std::make_tuple(field("num_carry", &ControlFlowAttrs::num_carry), field("length", &ControlFlowAttrs::length),
                            field("reverse", &ControlFlowAttrs::reverse), field("stack", &ControlFlowAttrs::stack),
@@ -61,6 +76,15 @@ std::vector<TensorType> control_flow_types(const Primitive& p, const ControlFlow
 /// use only its inputs and literals).
 ir::GraphPtr trace_graph(const std::string& name, std::span<const TensorType> in,
                          const std::function<std::vector<Tensor>(std::span<const Tensor>)>& fn);
+
+/// The node's plan when it belongs to the node's current sub-graphs, else null.
+const ResidualPlan* plan_of(const ControlFlowAttrs& a);
+/// For a node about to be traced while a tape inside the trace tracks some of its float
+/// operands: the attributes of the same node that also outputs its vjp's residuals (if, switch
+/// and scan). Null when no tape tracks an operand, when `a` already has a plan, and for while
+/// (its reverse pass recomputes each trip from the carries it stacks).
+std::shared_ptr<ControlFlowAttrs> with_residuals(const Primitive& p, const ControlFlowAttrs& a,
+                                                 std::span<const Tensor> in);
 
 /// Installs the jvp and vjp rules of if/switch/while/scan (called with the other rules).
 void install_control_flow_rules();

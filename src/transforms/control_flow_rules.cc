@@ -5,11 +5,13 @@
 // jvp) applied to an interpretation of the original sub-graph. So one autodiff serves here too,
 // and higher orders follow: the new nodes are control-flow nodes with their own rules.
 //
-//  - if/switch: the derivative is an if/switch over the transformed branches; backward branches
-//    recompute their forward part from the operands (rematerialization) instead of passing
-//    residuals out of the forward node.
-//  - scan: an augmented forward scan stacks the carry entering each step; a reversed scan runs
-//    the vjp of the body over those stacks.
+//  - if/switch/scan nodes that a tape records are built to pass their residuals out
+//    (control_flow_residuals.cc): their vjp is one if/switch over the branches' backward graphs,
+//    or one reversed scan over the stacked residuals, and recomputes nothing.
+//  - Otherwise (a node read back from text, or one differentiated again through its residual
+//    outputs) the derivative recomputes: if/switch over the branches' vjp from the operands;
+//    for scan an augmented forward scan stacks the carry entering each step and a reversed scan
+//    runs the vjp of the body over those stacks.
 //  - while (reverse mode, data-dependent trip count): an augmented forward while counts the
 //    trips and stacks the carries with a run-time-sized leading axis; a reversed scan whose
 //    length is that size runs the vjp of the body. JAX refuses this; MindSpore and TensorFlow
@@ -23,6 +25,7 @@
 #include "spore/error.h"
 #include "spore/ops.h"
 #include "transforms/control_flow.h"
+#include "transforms/control_flow_helpers.h"
 #include "transforms/interpreter.h"
 #include "transforms/trace.h"
 
@@ -86,28 +89,9 @@ std::vector<Tensor> graph_jvp(const ir::Graph& g, std::span<const Tensor> x, std
   return ty.leaves();
 }
 
-// The type of one step's slice of a scanned (stacked) tensor: the leading axis dropped.
-TensorType slice_type(const Tensor& stacked) {
-  TensorType t = runtime::type_of(stacked);
-  Shape s;
-  for (size_t d = 1; d < t.shape.size(); ++d) s.push_back(t.shape[d]);
-  t.shape = s;
-  t.weak = false;
-  return t;
-}
-
-std::vector<TensorType> types_of(std::span<const Tensor> v) {
-  std::vector<TensorType> t;
-  for (const Tensor& x : v) t.push_back(runtime::type_of(x));
-  return t;
-}
-
-std::vector<int> float_positions(std::span<const TensorType> t) {
-  std::vector<int> p;
-  for (size_t i = 0; i < t.size(); ++i)
-    if (is_floating(t[i].dtype)) p.push_back(static_cast<int>(i));
-  return p;
-}
+using cf_helpers::float_positions;
+using cf_helpers::slice_type;
+using cf_helpers::types_of;
 
 // Cotangents of the float outputs (zeros where undefined), in output order.
 std::vector<Tensor> float_cts(const VjpArgs& a, size_t begin, size_t end) {
@@ -115,6 +99,14 @@ std::vector<Tensor> float_cts(const VjpArgs& a, size_t begin, size_t end) {
   for (size_t j = begin; j < end; ++j)
     if (is_floating(a.out_types[j].dtype)) c.push_back(a.cotangents[j].defined() ? a.cotangents[j] : zeros_of(a.out_types[j]));
   return c;
+}
+
+// Whether an output at or past `n` (a residual of a node built for reverse mode) has a
+// cotangent: then the node is differentiated again and its residuals' derivatives are needed.
+bool any_ct_past(const VjpArgs& a, size_t n) {
+  for (size_t j = n; j < a.cotangents.size(); ++j)
+    if (a.cotangents[j].defined()) return true;
+  return false;
 }
 
 // ---- if / switch -------------------------------------------------------------------------
@@ -127,6 +119,21 @@ void branches_vjp(const VjpArgs& a, std::span<Tensor> in_ct) {
   for (size_t i = 0; i < operands.size(); ++i)
     if (a.needs[i + 1]) wrt.push_back(static_cast<int>(i));
   if (wrt.empty()) return;
+  if (const ResidualPlan* plan = plan_of(at); plan && !any_ct_past(a, plan->num_outputs)) {
+    // Built for reverse mode: the backward branches take the residuals the node passed out.
+    std::vector<Tensor> in(a.inputs.begin(), a.inputs.end());
+    in.insert(in.end(), a.outputs.begin(), a.outputs.end());  // the outputs, then the residuals
+    const std::vector<Tensor> cts = float_cts(a, 0, plan->num_outputs);
+    in.insert(in.end(), cts.begin(), cts.end());
+    ControlFlowAttrs bwd;
+    bwd.graphs = plan->bwd;
+    const auto g = call_control_flow(p, bwd, in);
+    for (size_t k = 0; k < plan->wrt.size(); ++k) {
+      const size_t i = static_cast<size_t>(plan->wrt[k]) + 1;
+      if (a.needs[i]) in_ct[i] = g[k];
+    }
+    return;
+  }
   const std::vector<Tensor> cts = float_cts(a, 0, a.out_types.size());
   std::vector<TensorType> sig = types_of(operands);
   const size_t n = operands.size();
@@ -218,8 +225,35 @@ void scan_backward(const ir::Graph& body, size_t nc, bool reverse, int64_t lengt
   ct_xs.assign(out.begin() + nf, out.end());
 }
 
+// The vjp of a scan built for reverse mode: one reversed scan over its stacked residuals.
+void scan_vjp_from_residuals(const VjpArgs& a, const ResidualPlan& plan, std::span<Tensor> in_ct) {
+  const auto& at = cf(a.attrs);
+  const size_t nc = static_cast<size_t>(at.num_carry), nr = plan.num_outputs;
+  const std::vector<TensorType> carry_types(a.in_types.begin(), a.in_types.begin() + static_cast<std::ptrdiff_t>(nc));
+  const std::vector<int> fc = float_positions(carry_types);
+  std::vector<Tensor> in = float_cts(a, 0, nc);
+  for (int j : plan.invariant) in.push_back(a.inputs[static_cast<size_t>(j)]);
+  in.insert(in.end(), a.inputs.begin() + static_cast<std::ptrdiff_t>(nc), a.inputs.end());
+  in.insert(in.end(), a.outputs.begin() + static_cast<std::ptrdiff_t>(nc), a.outputs.end());  // ys, then residuals
+  const std::vector<Tensor> ct_ys = float_cts(a, nc, nr);
+  in.insert(in.end(), ct_ys.begin(), ct_ys.end());
+  ControlFlowAttrs bwd;
+  bwd.num_carry = static_cast<int64_t>(fc.size() + plan.invariant.size());
+  bwd.length = at.length;
+  bwd.reverse = !at.reverse;
+  bwd.graphs = plan.bwd;
+  const auto out = call_control_flow(scan_primitive(), bwd, in);
+  for (size_t k = 0; k < fc.size(); ++k)
+    if (a.needs[static_cast<size_t>(fc[k])]) in_ct[static_cast<size_t>(fc[k])] = out[k];
+  size_t o = static_cast<size_t>(bwd.num_carry);
+  for (size_t k = fc.size(); k < plan.wrt.size(); ++k, ++o)
+    if (a.needs[static_cast<size_t>(plan.wrt[k])]) in_ct[static_cast<size_t>(plan.wrt[k])] = out[o];
+}
+
 void scan_vjp(const VjpArgs& a, std::span<Tensor> in_ct) {
   const auto& at = cf(a.attrs);
+  if (const ResidualPlan* plan = plan_of(at); plan && !any_ct_past(a, plan->num_outputs))
+    return scan_vjp_from_residuals(a, *plan, in_ct);
   const size_t nc = static_cast<size_t>(at.num_carry), n_in = a.inputs.size();
   const std::vector<Tensor> init = slice(a.inputs, 0, nc), xs = slice(a.inputs, nc, n_in);
   const std::vector<TensorType> carry_types(a.in_types.begin(), a.in_types.begin() + nc);
@@ -227,6 +261,7 @@ void scan_vjp(const VjpArgs& a, std::span<Tensor> in_ct) {
   std::vector<TensorType> sig(carry_types);
   for (const Tensor& x : xs) sig.push_back(slice_type(x));
   ControlFlowAttrs aug = at;
+  aug.plan.reset();
   aug.graphs = {trace_graph("scan_stack", sig, [&](std::span<const Tensor> v) {
     auto out = interpret(*at.graphs[0], v);
     out.insert(out.end(), v.begin(), v.begin() + nc);
@@ -268,6 +303,7 @@ void scan_jvp(const JvpArgs& a, std::span<Tensor> out_t) {
   for (int i : x_t) sig.push_back(slice_type(a.inputs[nc + static_cast<size_t>(i)]));
   const size_t nct = c_t.size();
   ControlFlowAttrs fwd = at;
+  fwd.plan.reset();
   fwd.num_carry = static_cast<int64_t>(nc + nct);
   fwd.graphs = {trace_graph("scan_jvp", sig, [&](std::span<const Tensor> v) {
     std::vector<Tensor> point(v.begin(), v.begin() + nc);
@@ -381,8 +417,9 @@ void while_jvp(const JvpArgs& a, std::span<Tensor> out_t) {
 }  // namespace
 
 void install_control_flow_rules() {
-  // Control-flow rules recompute from their inputs, so every input is a residual.
-  const Residuals all{~0u, 0};
+  // Every input and output is kept: the recompute paths read the inputs, and a node built for
+  // reverse mode passes its residuals as outputs. (Under a trace these are symbolic values.)
+  const Residuals all{~0u, ~0u};
   autodiff::def_rules(if_primitive(), all, branches_jvp, branches_vjp);
   autodiff::def_rules(switch_primitive(), all, branches_jvp, branches_vjp);
   autodiff::def_rules(scan_primitive(), all, scan_jvp, scan_vjp);

@@ -3,6 +3,7 @@
 
 #include <mutex>
 
+#include "autodiff/frames.h"
 #include "ir/error.h"
 #include "transforms/control_flow.h"
 #include "ir/op_info.h"
@@ -51,6 +52,10 @@ ConstantAttrs constant_of(const Tensor& t) {
 }
 
 Tensor tensor_of(const ConstantAttrs& c) {
+  // A literal stays a concrete weak 0-d tensor even while a trace is open (the interpreter
+  // running a graph inside jit or a derivative trace): the trace records it as a constant again,
+  // weak type included, not as a `fill` node of a strong type.
+  autodiff::SuspendAbove no_frames(0);
   Tensor t = is_floating(c.dtype) ? ops::scalar_tensor(c.f, c.dtype) : ops::scalar_tensor(c.i, c.dtype);
   t.impl()->weak = c.weak;
   return t;

@@ -83,5 +83,105 @@ TEST(ControlFlowGrad, ScanGradientsMatchPyNative) {
   for (int i = 0; i < 4; ++i) EXPECT_NEAR(got[i], want[i], 1e-12);
 }
 
+// How often `op{` occurs in a graph's text (its nodes and nested sub-graphs).
+int count_op(const std::string& text, const std::string& op) {
+  int n = 0;
+  for (size_t at = text.find(" " + op + "{"); at != std::string::npos; at = text.find(" " + op + "{", at + 1)) ++n;
+  return n;
+}
+
+// A node built for reverse mode passes its residuals out: the backward branches read them and
+// never recompute the forward (sin and the cube appear once, in the forward branches).
+TEST(ControlFlowGrad, CondPassesResidualsOutInsteadOfRecomputing) {
+  auto jg = jit([](const Tensor& x) { return grad(piecewise)(x); });
+  for (double v : {1.5, -0.5}) {
+    const double d1 = v > 0 ? 3 * v * v : 2 * std::cos(v);
+    EXPECT_NEAR(jg(f64(v)).item<double>(), d1, 1e-12);
+    // float32 keeps its dtype through the residuals (the literal 2.0 stays a weak constant).
+    const Tensor g32 = jg(scalar_tensor(v, DType::Float32));
+    EXPECT_EQ(g32.dtype(), DType::Float32);
+    EXPECT_NEAR(g32.item<float>(), d1, 1e-5);
+  }
+  const std::string text = jg.core().last_graph_text();
+  EXPECT_EQ(count_op(text, "if"), 2) << text;
+  EXPECT_EQ(count_op(text, "sin"), 1) << text;  // the backward branch uses cos and the saved values only
+  // The forward if outputs the branch value plus residuals; the backward if takes them.
+  EXPECT_NE(text.find("%3, %4, %5 = if{"), std::string::npos) << text;
+}
+
+TEST(ControlFlowGrad, SwitchGradientsUnderJit) {
+  std::vector<TreeFunction> br = {[](const TensorTree& t) { return TensorTree(exp(t.tensor())); },
+                                  [](const TensorTree& t) { return TensorTree(t.tensor() * t.tensor() * 3.0); },
+                                  [](const TensorTree& t) { return TensorTree(tanh(t.tensor())); }};
+  auto f = [&](const Tensor& x, const Tensor& i) { return switch_case(i, br, x).tensor(); };
+  auto jg = jit([&](const Tensor& x, const Tensor& i) { return grad(f)(x, i); });
+  const double x = 0.7, th = std::tanh(x);
+  const double want[] = {std::exp(x), 6 * x, 1 - th * th};
+  for (int64_t k = 0; k < 3; ++k) {
+    const Tensor i = scalar_tensor(k, DType::Int64);
+    EXPECT_NEAR(jg(f64(x), i).item<double>(), want[k], 1e-12) << k;
+    EXPECT_NEAR(grad(f)(f64(x), i).item<double>(), want[k], 1e-12) << k;
+  }
+  EXPECT_EQ(jg.core().traces(), 1);
+  EXPECT_EQ(count_op(jg.core().last_graph_text(), "exp"), 1);
+}
+
+// An RNN over scan: per-step residuals are stacked, the weight the body only reads is carried
+// (not stacked per step), and the reverse pass never recomputes tanh.
+Tensor rnn(const Tensor& h0, const Tensor& xs, const Tensor& w) {
+  auto [h, ys] = scan([&](const TensorTree& hc, const TensorTree& x) {
+                        Tensor n = tanh(matmul(hc.tensor(), w) + x.tensor());
+                        return std::make_pair(TensorTree(n), TensorTree(n * n));
+                      },
+                      TensorTree(h0), TensorTree(xs));
+  return sum(h.tensor()) + sum(ys.tensor());
+}
+
+TEST(ControlFlowGrad, ScanStacksResidualsAndCarriesInvariants) {
+  manual_seed(3);
+  const Tensor h0 = normal({2, 3}, 0, 1, {DType::Float64}), xs = normal({5, 2, 3}, 0, 1, {DType::Float64}),
+               w = normal({3, 3}, 0, 0.5, {DType::Float64});
+  auto jg = jit([](const Tensor& a, const Tensor& b, const Tensor& c) { return grad(rnn, {0, 1, 2})(a, b, c); });
+  const auto got = jg(h0, xs, w), want = grad(rnn, {0, 1, 2})(h0, xs, w);
+  ASSERT_EQ(got.size(), 3u);
+  for (size_t k = 0; k < 3; ++k) {
+    const auto g = got[k].to_vector<double>(), e = want[k].to_vector<double>();
+    ASSERT_EQ(g.size(), e.size());
+    for (size_t i = 0; i < g.size(); ++i) EXPECT_NEAR(g[i], e[i], 1e-12) << k << " " << i;
+  }
+  const std::string text = jg.core().last_graph_text();
+  EXPECT_EQ(count_op(text, "scan"), 2) << text;
+  EXPECT_EQ(count_op(text, "tanh"), 1) << text;
+  EXPECT_EQ(text.find("float64[5, 3, 3]"), std::string::npos) << "the weight was stacked per step:\n" << text;
+  // Second order through the residual-passing node (its residuals get cotangents too).
+  auto loss_w = [&](const Tensor& wv) { return rnn(h0, xs, wv); };
+  const Tensor v = ones_like(w);
+  const auto hv = jit([&](const Tensor& wv) { return hvp(loss_w, wv, v); })(w).to_vector<double>();
+  const auto hv_eager = hvp(loss_w, w, v).to_vector<double>();
+  for (size_t i = 0; i < hv.size(); ++i) EXPECT_NEAR(hv[i], hv_eager[i], 1e-10) << i;
+  const auto gg = jit([&](const Tensor& wv) { return grad([&](const Tensor& u) { return sum(grad(loss_w)(u) * v); })(wv); })(w);
+  const auto gg_eager = grad([&](const Tensor& u) { return sum(grad(loss_w)(u) * v); })(w);
+  const auto a = gg.to_vector<double>(), b = gg_eager.to_vector<double>();
+  for (size_t i = 0; i < a.size(); ++i) EXPECT_NEAR(a[i], b[i], 1e-10) << i;
+}
+
+// A cond inside a scan body: the inner node's residuals become the outer body's residuals.
+TEST(ControlFlowGrad, NestedCondInScan) {
+  auto f = [](const Tensor& xs) {
+    auto [c, ys] = scan([](const TensorTree& acc, const TensorTree& x) {
+                          Tensor y = cond(x.tensor() > 0.0, [](const TensorTree& t) { return TensorTree(exp(t.tensor())); },
+                                          [](const TensorTree& t) { return TensorTree(sin(t.tensor()) * 3.0); }, x)
+                                         .tensor();
+                          return std::make_pair(TensorTree(acc.tensor() * y), TensorTree(y));
+                        },
+                        TensorTree(scalar_tensor(1.0, DType::Float64)), TensorTree(xs));
+    return c.tensor() + sum(ys.tensor());
+  };
+  const Tensor xs = tensor({0.3, -0.4, 1.1, -2.0});
+  const auto got = jit([&](const Tensor& x) { return grad(f)(x); })(xs).to_vector<double>();
+  const auto want = grad(f)(xs).to_vector<double>();
+  for (size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(got[i], want[i], 1e-12) << i;
+}
+
 }  // namespace
 }  // namespace spore

@@ -21,6 +21,7 @@
 // is batched when its initial value is, when the body makes it so from batched values, or (when
 // lanes stop at different steps) when it changes at all.
 #include "transforms/control_flow.h"
+#include "transforms/control_flow_helpers.h"
 #include "transforms/ir_bridge.h"
 #include "transforms/vmap_interpreter.h"
 #include "transforms/vmap_rules/vmap_rules.h"
@@ -45,11 +46,7 @@ std::vector<Tensor> run(const ir::Graph& g, std::span<const Tensor> args, const 
   return out;
 }
 
-std::vector<TensorType> types_of(std::span<const Tensor> ts) {
-  std::vector<TensorType> t;
-  for (const Tensor& x : ts) t.push_back(runtime::type_of(x));
-  return t;
-}
+using cf_helpers::types_of;
 
 // A sub-graph's batched version: inputs of the given types, body `fn`.
 ir::GraphPtr batched_graph(const ir::Graph& g, std::span<const TensorType> types,
@@ -57,9 +54,7 @@ ir::GraphPtr batched_graph(const ir::Graph& g, std::span<const TensorType> types
   return trace_graph(g.name() + "_vmap", types, fn);
 }
 
-bool passes_through(const ir::Graph& body, size_t j) {
-  return body.outputs()[j].value == ir::ValueRef{ir::ValueRef::kParam, static_cast<int32_t>(j)};
-}
+using cf_helpers::passes_through;
 
 // Fixes the batchedness of the first `nc` inputs of a loop body (its carries) given the rest:
 // batched when batched on entry, when the body makes them so, or, with `frozen` (lanes stop at
@@ -109,6 +104,7 @@ std::vector<BatchedValue> batch_branches(const Primitive& p, const ControlFlowAt
       for (size_t j = 0; j < nout; ++j) force[j] = force[j] || bo[j];
     }
     ControlFlowAttrs b = a;
+    b.plan.reset();  // the plan belongs to the per-example graphs
     b.graphs.clear();
     for (const auto& g : a.graphs)
       b.graphs.push_back(batched_graph(*g, types_of(operands), [&](std::span<const Tensor> v) { return run(*g, v, flags, force, batch); }));
@@ -159,6 +155,7 @@ std::vector<BatchedValue> batch_while(const ControlFlowAttrs& a, std::span<const
   std::vector<Tensor> init;
   for (size_t j = 0; j < n; ++j) init.push_back(flags[j] ? materialize(in[j], batch) : in[j].t);
   ControlFlowAttrs w = a;
+  w.plan.reset();
   if (!cond_batched) {
     const auto types = types_of(init);
     w.graphs = {batched_graph(cond_g, types, [&](std::span<const Tensor> v) { return run(cond_g, v, flags, {false}, batch); }),
@@ -228,6 +225,7 @@ std::vector<BatchedValue> batch_scan(const ControlFlowAttrs& a, std::span<const 
     slices[i].weak = false;
   }
   ControlFlowAttrs s = a;
+  s.plan.reset();
   s.graphs = {batched_graph(body, slices, [&](std::span<const Tensor> v) {
     const std::span<const Tensor> point = ragged.defined() ? v.first(v.size() - 1) : v;
     std::vector<Tensor> r = run(body, point, flags, out_flags, batch);

@@ -1,0 +1,171 @@
+// SPDX-License-Identifier: Apache-2.0
+// Control-flow nodes built for reverse mode pass their vjp's residuals out (ResidualPlan in
+// control_flow.h), as the issue and shared/ARCHITECTURE.md ask: the forward node computes them
+// once and the backward node takes them, instead of recomputing the forward from the inputs.
+//
+//  - if / switch: each branch is linearized; the node outputs every branch's residuals (a branch
+//    fills the others' with zeros, so all branches return the same types), and the backward node
+//    is an if/switch over the branches' backward graphs on the same predicate.
+//  - scan: the body is linearized and its residuals become extra ys, so they are stacked per
+//    iteration; loop-invariant carries (weights a body only reads) and the xs are not copied per
+//    step: the backward scan carries the former and scans the latter. Its body runs the body's
+//    backward on one step's residual slices.
+//  - while keeps its recompute scheme (it stacks the carries entering each trip and the reverse
+//    scan re-derives each trip), which bounds the per-trip memory to the carries.
+#include "autodiff/frames.h"
+#include "spore/ops.h"
+#include "transforms/control_flow.h"
+#include "transforms/control_flow_helpers.h"
+#include "transforms/interpreter.h"
+#include "transforms/linearize.h"
+
+namespace spore::transforms {
+
+using cf_helpers::float_positions;
+using cf_helpers::output_types;
+using cf_helpers::types_of;
+
+const ResidualPlan* plan_of(const ControlFlowAttrs& a) {
+  return a.plan && a.plan->fwd == a.graphs ? a.plan.get() : nullptr;
+}
+
+namespace {
+
+// Which float inputs a tape inside the innermost symbolic trace tracks (a tape outside it never
+// records the node: the trace's tensors are not its own).
+std::vector<bool> taped_inputs(std::span<const Tensor> in) {
+  std::vector<bool> taped(in.size(), false);
+  const auto frames = autodiff::active_frames();
+  for (size_t d = frames.size(); d-- > 0;) {
+    const autodiff::Frame* f = frames[d];
+    if (f->kind() == autodiff::Frame::Kind::Symbolic) break;
+    if (f->kind() != autodiff::Frame::Kind::Tape) continue;
+    for (size_t i = 0; i < in.size(); ++i)
+      taped[i] = taped[i] || (is_floating(in[i].dtype()) && autodiff::find_entry(in[i], f->uid()) != nullptr);
+  }
+  return taped;
+}
+
+std::shared_ptr<ControlFlowAttrs> branches(const Primitive& p, const ControlFlowAttrs& a, std::span<const Tensor> in,
+                                           const std::vector<bool>& taped) {
+  const std::vector<TensorType> types = types_of(in.subspan(1));
+  const size_t n = types.size();
+  auto plan = std::make_shared<ResidualPlan>();
+  for (size_t i = 1; i < in.size(); ++i)
+    if (taped[i]) plan->wrt.push_back(static_cast<int>(i - 1));
+  const std::vector<TensorType> out_types = output_types(*a.graphs[0]);
+  const size_t nout = out_types.size();
+  // The backward node takes the operands and the node's outputs themselves.
+  const std::vector<bool> keep_in(n, true), keep_out(nout, true);
+  std::vector<Linearized> lins;
+  std::vector<TensorType> res_types;  // every branch's residuals, branch after branch
+  std::vector<size_t> offset;
+  for (const auto& g : a.graphs) {
+    lins.push_back(linearize(*g, types, plan->wrt, keep_in, keep_out));
+    offset.push_back(res_types.size());
+    res_types.insert(res_types.end(), lins.back().residual_types.begin(), lins.back().residual_types.end());
+  }
+  auto aug = std::make_shared<ControlFlowAttrs>(a);
+  aug->graphs.clear();
+  for (size_t k = 0; k < lins.size(); ++k)
+    aug->graphs.push_back(trace_graph(p.name + "_fwd", types, [&](std::span<const Tensor> x) {
+      std::vector<Tensor> y = interpret(*lins[k].fwd, x), out(y.begin(), y.begin() + static_cast<std::ptrdiff_t>(nout));
+      for (size_t m = 0; m < lins.size(); ++m) {
+        if (m == k) out.insert(out.end(), y.begin() + static_cast<std::ptrdiff_t>(nout), y.end());
+        else
+          for (const TensorType& t : lins[m].residual_types) out.push_back(ops::zeros(t.shape, {t.dtype}));
+      }
+      return out;
+    }));
+  // Backward branches: (operands..., outputs..., all residuals..., cotangents of the float
+  // outputs...) -> cotangents of the operands in wrt.
+  std::vector<TensorType> sig = types;
+  sig.insert(sig.end(), out_types.begin(), out_types.end());
+  sig.insert(sig.end(), res_types.begin(), res_types.end());
+  for (const TensorType& t : out_types)
+    if (is_floating(t.dtype)) sig.push_back(t);
+  for (size_t k = 0; k < lins.size(); ++k)
+    plan->bwd.push_back(trace_graph(p.name + "_bwd", sig, [&](std::span<const Tensor> v) {
+      std::vector<Tensor> cts(nout);
+      size_t c = n + nout + res_types.size();
+      for (size_t j = 0; j < nout; ++j)
+        if (is_floating(out_types[j].dtype)) cts[j] = v[c++];
+      return lins[k].backward(v.first(n), v.subspan(n, nout), v.subspan(n + nout + offset[k], lins[k].residual_types.size()),
+                              cts);
+    }));
+  plan->num_outputs = nout;
+  plan->fwd = aug->graphs;
+  aug->plan = plan;
+  return aug;
+}
+
+std::shared_ptr<ControlFlowAttrs> scan(const ControlFlowAttrs& a, std::span<const Tensor> in, const std::vector<bool>& taped) {
+  const ir::Graph& body = *a.graphs[0];
+  const size_t nc = static_cast<size_t>(a.num_carry), nx = in.size() - nc;
+  std::vector<TensorType> sig = types_of(in.first(nc));
+  for (size_t i = 0; i < nx; ++i) sig.push_back(cf_helpers::slice_type(in[nc + i]));
+  auto plan = std::make_shared<ResidualPlan>();
+  // Every float carry (cotangents flow through them step to step), then the taped xs.
+  const std::vector<int> fc = float_positions(std::span<const TensorType>(sig).first(nc));
+  plan->wrt = fc;
+  for (size_t i = 0; i < nx; ++i)
+    if (taped[nc + i]) plan->wrt.push_back(static_cast<int>(nc + i));
+  const std::vector<TensorType> out_types = output_types(body);
+  // Kept (not stacked again): loop-invariant carries, the x slices and the ys, which the
+  // backward scan carries or scans.
+  std::vector<bool> keep_in(nc + nx, true), keep_out(out_types.size(), true);
+  for (size_t j = 0; j < nc; ++j) {
+    keep_in[j] = cf_helpers::passes_through(body, j);
+    keep_out[j] = false;
+    if (keep_in[j]) plan->invariant.push_back(static_cast<int>(j));
+  }
+  const Linearized lin = linearize(body, sig, plan->wrt, keep_in, keep_out);
+  auto aug = std::make_shared<ControlFlowAttrs>(a);
+  aug->graphs = {lin.fwd};  // the residuals are extra ys: stacked per step
+  // The reversed body: (cotangents of the float carries..., invariant carries..., x slices...,
+  // y slices..., residual slices..., cotangents of the float ys...) -> (cotangents of the float
+  // carries..., invariant carries..., cotangents of the taped xs...).
+  std::vector<TensorType> bsig;
+  for (int i : fc) bsig.push_back(sig[static_cast<size_t>(i)]);
+  for (int j : plan->invariant) bsig.push_back(sig[static_cast<size_t>(j)]);
+  bsig.insert(bsig.end(), sig.begin() + static_cast<std::ptrdiff_t>(nc), sig.end());
+  bsig.insert(bsig.end(), out_types.begin() + static_cast<std::ptrdiff_t>(nc), out_types.end());
+  bsig.insert(bsig.end(), lin.residual_types.begin(), lin.residual_types.end());
+  for (size_t j = nc; j < out_types.size(); ++j)
+    if (is_floating(out_types[j].dtype)) bsig.push_back(out_types[j]);
+  plan->bwd = {trace_graph("scan_bwd", bsig, [&](std::span<const Tensor> v) {
+    std::vector<Tensor> inputs(nc + nx), outputs(out_types.size()), cts(out_types.size());
+    size_t o = 0;
+    for (int i : fc) cts[static_cast<size_t>(i)] = v[o++];
+    for (int j : plan->invariant) inputs[static_cast<size_t>(j)] = v[o++];
+    for (size_t i = 0; i < nx; ++i) inputs[nc + i] = v[o++];
+    for (size_t j = nc; j < out_types.size(); ++j) outputs[j] = v[o++];
+    const std::span<const Tensor> res = v.subspan(o, lin.residual_types.size());
+    o += res.size();
+    for (size_t j = nc; j < out_types.size(); ++j)
+      if (is_floating(out_types[j].dtype)) cts[j] = v[o++];
+    std::vector<Tensor> g = lin.backward(inputs, outputs, res, cts);
+    std::vector<Tensor> out(g.begin(), g.begin() + static_cast<std::ptrdiff_t>(fc.size()));
+    for (int j : plan->invariant) out.push_back(inputs[static_cast<size_t>(j)]);
+    out.insert(out.end(), g.begin() + static_cast<std::ptrdiff_t>(fc.size()), g.end());
+    return out;
+  })};
+  plan->num_outputs = out_types.size();
+  plan->fwd = aug->graphs;
+  aug->plan = plan;
+  return aug;
+}
+
+}  // namespace
+
+std::shared_ptr<ControlFlowAttrs> with_residuals(const Primitive& p, const ControlFlowAttrs& a, std::span<const Tensor> in) {
+  if (plan_of(a) != nullptr || &p == &while_primitive()) return nullptr;
+  const std::vector<bool> taped = taped_inputs(in);
+  bool any = false;
+  for (bool t : taped) any = any || t;
+  if (!any) return nullptr;
+  if (&p == &scan_primitive()) return scan(a, in, taped);
+  return branches(p, a, in, taped);
+}
+
+}  // namespace spore::transforms
