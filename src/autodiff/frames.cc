@@ -9,6 +9,7 @@
 #include "autodiff/rules.h"
 #include "runtime/trace_hooks.h"
 #include "spore/error.h"
+#include "spore/ops.h"
 
 namespace spore::autodiff {
 namespace {
@@ -84,6 +85,26 @@ bool symbolic_hook(const Primitive& p, const void* attrs, std::span<const Tensor
   out.n = types.n;
   return trace_symbolic(p, attrs, in, std::span<const TensorType>(types.t.data(), static_cast<size_t>(types.n)),
                         std::span<Tensor>(out.t.data(), static_cast<size_t>(types.n)));
+}
+
+bool write_hook(const Tensor& dst, const Tensor& value, const char* op, bool untracked_ok) {
+  Stack& s = tls_stack;
+  int sd = s.active - 1;
+  while (sd >= 0 && s.frames[sd]->kind() != Frame::Kind::Symbolic) --sd;
+  if (sd < 0) return false;
+  for (int d = sd + 1; d < s.active; ++d) {
+    const uint64_t uid = s.frames[d]->uid();
+    SPORE_CHECK(find_entry(dst, uid) == nullptr, "[", op,
+                "] the destination is tracked by an open transform (grad, jvp): updating it in place would lose its "
+                "history; use the out-of-place op and keep the result");
+    SPORE_CHECK(untracked_ok || find_entry(value, uid) == nullptr, "[", op,
+                "] the value written is tracked by an open transform (grad, jvp); in-place writes are not "
+                "differentiated, so its gradient would be lost: use the out-of-place result instead");
+  }
+  // The new value in dst's dtype and shape, recorded by the trace like any op.
+  const Tensor v = ops::broadcast_to(value.dtype() == dst.dtype() ? value : value.to(dst.dtype()), dst.shape());
+  s.frames[sd]->write(dst, v, op);
+  return true;
 }
 
 }  // namespace
@@ -217,6 +238,7 @@ void install() {
     h.record = record_hook;
     h.symbolic = symbolic_hook;
     h.foreign = foreign_hook;
+    h.write = write_hook;
     runtime::set_trace_hooks(h);
   });
 }

@@ -53,6 +53,9 @@ class Frame {
   /// frame.
   virtual void build(const Primitive& p, const void* attrs, std::span<const Tensor> in,
                      std::span<const TensorType> types, std::span<Tensor> out) {}
+  /// Symbolic frames only: an in-place write of `value` (already dst's dtype and shape) into
+  /// `dst`, functionalized (see runtime::TraceHooks::write). `op` names the op for messages.
+  virtual void write(const Tensor& dst, const Tensor& value, const char* op) {}
 
  private:
   Kind kind_;

@@ -10,6 +10,12 @@ GraphBuilder::GraphBuilder(std::string name) : name_(std::move(name)) {
   if (!is_identifier(name_)) throw Error(cat("graph name '", name_, "' is not an identifier"));
 }
 
+void GraphBuilder::set_role(int32_t index, Role role) {
+  if (index < 0 || static_cast<size_t>(index) >= params_.size())
+    throw Error(cat("graph '", name_, "': no input ", index, " to change the role of"));
+  params_[static_cast<size_t>(index)].role = role;
+}
+
 ValueRef GraphBuilder::param(Type type, Role role) {
   if (role != Role::Data && is_token(type))
     throw Error(cat("graph '", name_, "': a token parameter must have role data, not ", role_name(role)));

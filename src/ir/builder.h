@@ -19,6 +19,9 @@ class GraphBuilder {
 
   /// Adds a graph input.
   ValueRef param(Type type, Role role = Role::Data);
+  /// Changes the role of input `index` (a trace learns that a captured tensor is state when
+  /// the traced function writes it).
+  void set_role(int32_t index, Role role);
   /// Adds a node and returns its outputs; throws ir::Error if it does not type-check.
   std::vector<ValueRef> add(const std::string& op, std::shared_ptr<const void> attrs, std::vector<ValueRef> inputs,
                             std::vector<Type> outputs, std::string scope = {}, std::vector<GraphPtr> subgraphs = {});

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // In-place updates. They write into the destination's storage and bump its version counter, so
 // a tape that saved the old contents for a backward pass detects the change and fails clearly
-// instead of computing a wrong gradient (shared/ARCHITECTURE.md, "PyNative").
+// instead of computing a wrong gradient (shared/ARCHITECTURE.md, "PyNative"). Under jit or vmap
+// the write is functionalized by the trace (shared/ARCHITECTURE.md, "State"): later reads see the
+// new value, and a written input or captured tensor becomes state that the graph updates.
 #include <cstring>
 
 #include "runtime/dispatch.h"
@@ -11,6 +13,9 @@
 namespace spore::ops {
 
 Tensor& copy_(Tensor& dst, const Tensor& src) {
+  if (runtime::tls_open_traces != 0 && runtime::trace_hooks().write != nullptr &&
+      runtime::trace_hooks().write(dst, src, "copy_", false))
+    return dst;
   SPORE_CHECK(dst.device().type != DeviceType::Meta,
               "[copy_] the destination is a traced or meta tensor: in-place updates inside jit or vmap are not "
               "supported; return the new value instead");

@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "ops/nn_checks.h"
+#include "runtime/trace_hooks.h"
 #include "prims/batch_norm.h"
 #include "prims/embedding.h"
 #include "prims/group_norm.h"
@@ -32,16 +33,17 @@ int64_t trailing_axis(const char* op, const Tensor& x, const Shape& normalized_s
 
 // Writes `value` (the new running statistic, any float dtype) into `dst`'s own storage, element
 // by element through its strides, and bumps the storage version so saved copies see the change.
-// TODO(jit): this eager write is invisible to traces; under jit the new statistics must become
-// graph outputs marked "updates input j" (a State-effect assign primitive).
 void write_running(Tensor& dst, const Tensor& value) {
-  // Types only (a meta or traced statistics tensor): nothing to write. TODO(jit): under a trace
-  // the new statistics must become graph outputs marked "updates input j".
+  // Under jit or vmap the trace functionalizes the write: the statistics become state outputs
+  // ("updates input j") that the caller writes back after the run.
+  if (runtime::tls_open_traces != 0 && runtime::trace_hooks().write != nullptr &&
+      runtime::trace_hooks().write(dst, value, "batch_norm", true))
+    return;
+  // Types only (a meta statistics tensor outside any trace): nothing to write.
   if (dst.device().type == DeviceType::Meta) return;
   SPORE_CHECK(value.device().type != DeviceType::Meta,
-              "[batch_norm] updating the running statistics inside jit or vmap is not supported yet (they would "
-              "have to become state outputs of the graph); call it in eval mode, or pass running_mean/running_var "
-              "as empty tensors to use batch statistics only, or run the step without jit");
+              "[batch_norm] the new running statistics are values of a trace that is no longer open; update them "
+              "inside the jit or vmap call that computes them");
   const Tensor v = value.to(DType::Float64).contiguous();
   const double* src = v.data<double>();
   const int64_t n = dst.numel(), stride = dst.dim() == 0 ? 0 : dst.strides()[0];
@@ -135,8 +137,8 @@ Tensor batch_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, Ten
   auto outs = runtime::dispatch(prims::batch_norm_primitive(), &a, nn_detail::inputs(x, weight, bias, rm, rv));
   if (training && running_mean.defined()) {
     // PyTorch's update: the running variance takes the unbiased batch variance. The primitive
-    // stays pure and the op writes the result in place; under jit this write has to become a
-    // graph output marked "updates input j" (ARCHITECTURE.md, State) once tracing exists.
+    // stays pure and the op writes the result in place (under jit: a state output, see
+    // write_running).
     const double unbias = static_cast<double>(count) / static_cast<double>(count - 1);
     const Tensor m = to_dtype(outs.t[1], DType::Float64), v = to_dtype(outs.t[2], DType::Float64);
     const Tensor new_mean = to_dtype(running_mean, DType::Float64) * (1 - momentum) + m * momentum;

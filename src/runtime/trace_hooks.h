@@ -22,6 +22,12 @@ struct TraceHooks {
   /// An input carries trace membership but this thread has no open trace: throws if it belongs
   /// to a trace or tape open in another thread (transforms are per thread).
   void (*foreign)(const Primitive& p, const Tensor& t) = nullptr;
+  /// An in-place write of `value` into `dst` (`op` names the op for messages). Under a symbolic
+  /// trace the write is functionalized (later reads see the new value; a graph input written
+  /// becomes state, "updates input j") and this returns true; with no symbolic trace active it
+  /// returns false and the caller writes eagerly. Throws when a tape or jvp frame inside the
+  /// trace tracks `dst`, or `value` unless `untracked_ok` (statistics carry no gradient).
+  bool (*write)(const Tensor& dst, const Tensor& value, const char* op, bool untracked_ok) = nullptr;
 };
 
 /// Number of traces and tapes open in this thread.

@@ -9,6 +9,7 @@
 #include "ir/printer.h"
 #include "runtime/dispatch.h"
 #include "spore/jit.h"
+#include "spore/ops.h"
 #include "transforms/interpreter.h"
 #include "transforms/trace.h"
 
@@ -97,6 +98,7 @@ TensorTree JitCore::call(const autodiff::TreeFn& f, const std::vector<TensorTree
                    previous.empty() ? "" : (previous + ")").c_str());
     }
     SymbolicTrace trace(impl_->name);
+    trace.allow_state();
     std::vector<TensorTree> sargs;
     TensorTree out;
     {
@@ -139,6 +141,16 @@ TensorTree JitCore::call(const autodiff::TreeFn& f, const std::vector<TensorTree
     for (const Tensor& l : a.leaves()) inputs.push_back(l);
   for (const Tensor& c : traced->captured) inputs.push_back(c);
   auto outs = interpret(*traced->graph, inputs);
+  // State written by the function (outputs marked "updates input j", after the results) goes
+  // back into the caller's tensors, as the eager run would have left them.
+  const auto& gouts = traced->graph->outputs();
+  size_t n_results = gouts.size();
+  for (size_t j = 0; j < gouts.size(); ++j)
+    if (gouts[j].updates) {
+      n_results = std::min(n_results, j);
+      ops::copy_(inputs[static_cast<size_t>(*gouts[j].updates)], outs[j]);
+    }
+  outs.resize(n_results);
   return traced->out_structure.with_leaves(outs);
 }
 

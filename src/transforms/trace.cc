@@ -44,6 +44,10 @@ ir::ValueRef SymbolicTrace::value_of(const Tensor& t) {
               "cannot leak out of it");
   for (size_t i = 0; i < captured_.size(); ++i)
     if (captured_[i].is_same(t)) return captured_values_[i];
+  for (const void* st : written_storages_)
+    SPORE_CHECK(t.device().type == DeviceType::Meta || t.storage().get() != st,
+                "[jit] this tensor shares memory with a tensor the function wrote in place (a view of it, or its base); "
+                "a trace cannot follow writes through views: write the whole tensor and read it after the write");
   // Bound by reference: the caller's tensor is read when the graph runs, never copied into it.
   data_done_ = true;
   captured_.push_back(t);
@@ -59,12 +63,55 @@ void SymbolicTrace::build(const Primitive& p, const void* attrs, std::span<const
   for (const Tensor& t : in) ins.push_back(value_of(t));
   std::vector<ir::Type> outs;
   for (const TensorType& t : types) outs.push_back(to_ir(t));
+  if (p.view != nullptr && !ins.empty()) viewed_.insert({ins[0].node, ins[0].index});
   auto vals = b_.add(p.name, p.attrs.clone(attrs), std::move(ins), std::move(outs), {}, subgraphs_of(p, attrs));
-  for (size_t i = 0; i < types.size(); ++i) out[i] = symbolic_tensor(types[i], vals[i]);
+  for (size_t i = 0; i < types.size(); ++i) {
+    out[i] = symbolic_tensor(types[i], vals[i]);
+    if (p.view != nullptr) views_.insert({vals[i].node, vals[i].index});
+  }
+}
+
+void SymbolicTrace::write(const Tensor& dst, const Tensor& value, const char* op) {
+  SPORE_CHECK(allow_state_, "[", op,
+              "] an in-place update inside a control-flow body (cond, switch_case, while_loop, scan) is not supported: "
+              "return the new value from the branch, or carry it through the loop, instead");
+  SPORE_CHECK(!(dst.weak() && dst.dim() == 0 && dst.device().type != DeviceType::Meta), "[", op,
+              "] under jit or vmap the destination is a 0-d weak (literal) tensor, which a trace folds into a constant; "
+              "create it with a dtype (e.g. scalar_tensor(0.0, DType::Float32)) to make it state");
+  const ir::ValueRef old = value_of(dst);
+  SPORE_CHECK(!views_.count({old.node, old.index}), "[", op,
+              "] under jit or vmap the destination is a view (reshape, slice, transpose ...) made inside the function; a "
+              "trace cannot write through views: write the whole tensor, or use the out-of-place op");
+  SPORE_CHECK(!viewed_.count({old.node, old.index}), "[", op,
+              "] under jit or vmap the destination has views taken of it earlier in the function (reshape, slice, "
+              "transpose ...), which the write would not reach: write before taking views, or use the out-of-place op");
+  const ir::ValueRef nv = value_of(value);
+  if (const auto* e = autodiff::find_entry(dst, uid())) {
+    values_[static_cast<size_t>(e->id)] = nv;
+  } else {
+    for (size_t i = 0; i < captured_.size(); ++i) {
+      if (!captured_[i].is_same(dst)) continue;
+      for (size_t k = 0; k < captured_.size(); ++k)
+        SPORE_CHECK(k == i || dst.device().type == DeviceType::Meta || captured_[k].storage() != dst.storage(), "[", op,
+                    "] under jit or vmap the destination shares memory with another tensor the function reads (a view "
+                    "of it, or its base); a trace cannot follow writes through views: write the whole tensor");
+      captured_values_[i] = nv;
+      if (dst.device().type != DeviceType::Meta) written_storages_.push_back(dst.storage().get());
+    }
+  }
+  // A graph input written (an argument or a captured tensor) is state: its final value leaves
+  // the graph as an output that updates it.
+  auto it = written_inputs_.find(dst.impl());
+  if (it == written_inputs_.end() && old.node == ir::ValueRef::kParam) it = written_inputs_.emplace(dst.impl(), old.index).first;
+  if (it != written_inputs_.end()) writes_[it->second] = nv;
 }
 
 ir::GraphPtr SymbolicTrace::finish(std::span<const Tensor> outputs) {
   for (const Tensor& t : outputs) b_.output(value_of(t));
+  for (const auto& [input, v] : writes_) {
+    b_.set_role(input, ir::Role::Buffer);
+    b_.output(v, input);
+  }
   return b_.build();
 }
 

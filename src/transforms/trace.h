@@ -5,6 +5,8 @@
 // by reference (role constant); only literals (weak 0-d tensors) become `constant` nodes.
 // Traced tensors live on the meta device: they have types but no data, so reading one is an
 // error that points to cond/while_loop.
+#include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -25,8 +27,12 @@ class SymbolicTrace final : public autodiff::Frame {
   /// same function gets the same input list.
   void bind(const Tensor& outer);
   /// Finishes the graph with `outputs` (each a tensor of this trace, a captured tensor, or a
-  /// literal). The trace must be closed (its frame popped) before.
+  /// literal), then one output per graph input the function wrote in place, marked "updates
+  /// input j" (in input order). The trace must be closed (its frame popped) before.
   ir::GraphPtr finish(std::span<const Tensor> outputs);
+  /// Lets the traced function write its inputs and captured tensors in place (jit, vmap);
+  /// otherwise (control-flow bodies) an in-place write is an error that says to carry the value.
+  void allow_state() { allow_state_ = true; }
   /// Tensors captured from outside, in the order of their graph inputs (after the data inputs).
   const std::vector<Tensor>& captured() const { return captured_; }
   size_t num_data_inputs() const { return num_data_; }
@@ -37,6 +43,9 @@ class SymbolicTrace final : public autodiff::Frame {
   void record(int, const Primitive&, const void*, std::span<const Tensor>, std::span<const Tensor>) override {}
   void build(const Primitive& p, const void* attrs, std::span<const Tensor> in,
              std::span<const TensorType> types, std::span<Tensor> out) override;
+  /// Functionalizes an in-place write: later reads of dst see `value`; a graph input written
+  /// becomes state (role buffer unless it is a parameter) updated by an extra output.
+  void write(const Tensor& dst, const Tensor& value, const char* op) override;
 
  private:
   /// The value a tensor has in this trace: its own, a literal constant, or a captured input.
@@ -51,6 +60,12 @@ class SymbolicTrace final : public autodiff::Frame {
   bool data_done_ = false;
   bool closed_ = false;
   bool has_random_ = false;
+  bool allow_state_ = false;
+  std::map<int32_t, ir::ValueRef> writes_;           // graph input -> its latest value
+  std::map<const void*, int32_t> written_inputs_;    // tensor written -> the graph input it was
+  std::set<std::pair<int32_t, int32_t>> viewed_;     // values a view primitive read
+  std::set<std::pair<int32_t, int32_t>> views_;      // values a view primitive made
+  std::vector<const void*> written_storages_;       // storages of outside tensors written
 };
 
 }  // namespace spore::transforms

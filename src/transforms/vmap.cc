@@ -66,9 +66,9 @@ std::vector<std::vector<int>> leaf_axes(const std::vector<TensorTree>& args, con
 
 // An empty batch stacks no lanes: every output is empty along its batch axis (no rule runs, so
 // none has to handle a zero-size batch).
-TensorTree empty_batch(const ir::Graph& g, const TensorTree& out, const VmapAxes& out_axes) {
+TensorTree empty_batch(const ir::Graph& g, const TensorTree& out, const VmapAxes& out_axes, size_t n_out) {
   std::vector<Tensor> leaves;
-  for (size_t j = 0; j < g.outputs().size(); ++j) {
+  for (size_t j = 0; j < n_out; ++j) {
     const TensorType t = from_ir(std::get<ir::TensorType>(g.type_of(g.outputs()[j].value)));
     const int ax = out_axes.at(j);
     SPORE_CHECK(ax >= 0 && ax <= static_cast<int>(t.shape.size()), "[vmap] out_axes[", j, "] = ", ax,
@@ -81,6 +81,42 @@ TensorTree empty_batch(const ir::Graph& g, const TensorTree& out, const VmapAxes
   return out.with_leaves(leaves);
 }
 
+// Writes the state a lane function updated in place back into the caller's tensors: a batched
+// argument takes each lane's value along its batch axis; a tensor shared by every lane (an
+// unbatched argument or a captured tensor) takes a value only if that value is the same for
+// every lane.
+void write_state(const ir::Graph& g, const std::vector<TensorTree>& args, const std::vector<std::vector<int>>& axes,
+                 const std::vector<Tensor>& captured, std::vector<BatchedValue>& result, int64_t batch, size_t n_out) {
+  std::vector<Tensor> dst;
+  std::vector<int> dst_axis;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const auto leaves = args[i].leaves();
+    for (size_t l = 0; l < leaves.size(); ++l) {
+      dst.push_back(leaves[l]);
+      dst_axis.push_back(axes[i][l]);
+    }
+  }
+  const size_t n_args = dst.size();
+  for (const Tensor& c : captured) {
+    dst.push_back(c);
+    dst_axis.push_back(-1);
+  }
+  for (size_t j = n_out; j < g.outputs().size(); ++j) {
+    const size_t k = static_cast<size_t>(*g.outputs()[j].updates);
+    Tensor& d = dst[k];
+    if (dst_axis[k] >= 0) {
+      ops::copy_(d, move_axis(materialize(result[j], batch), 0, dst_axis[k]));
+      continue;
+    }
+    SPORE_CHECK(!result[j].batched, "[vmap] the function writes in place into ",
+                k < n_args ? detail::cat("an unbatched argument (leaf ", k, ")") : std::string("a captured tensor"),
+                ", which every lane shares, a value that differs between lanes; batch that tensor (in_axes), or return "
+                "the per-lane values instead of writing them");
+    ops::copy_(d, result[j].t);
+  }
+  result.resize(n_out);
+}
+
 }  // namespace
 
 TensorTree vmap_call(const autodiff::TreeFn& f, const std::vector<TensorTree>& args, const VmapAxes& in_axes,
@@ -91,6 +127,7 @@ TensorTree vmap_call(const autodiff::TreeFn& f, const std::vector<TensorTree>& a
   // Trace f once on per-example types. A closed trace: tensors from outside (captured, or
   // traced by an enclosing jit or vmap) become explicit inputs, shared by every lane.
   SymbolicTrace trace("vmap", true);
+  trace.allow_state();
   TensorTree out;
   {
     autodiff::FrameGuard open(&trace);
@@ -107,11 +144,13 @@ TensorTree vmap_call(const autodiff::TreeFn& f, const std::vector<TensorTree>& a
     out = f(sargs);
   }
   const ir::GraphPtr g = trace.finish(out.leaves());
-  const size_t n_out = g->outputs().size();
+  size_t n_out = g->outputs().size();  // the function's results; state updates follow them
+  for (size_t j = 0; j < g->outputs().size(); ++j)
+    if (g->outputs()[j].updates) n_out = std::min(n_out, j);
   SPORE_CHECK(out_axes.all() || out_axes.size() == n_out, "[vmap] out_axes has ", out_axes.size(),
               " entries but the function returned ", n_out, " tensor", n_out == 1 ? "" : "s",
               "; give one axis per output tensor, or one axis for all of them");
-  if (batch.size == 0) return empty_batch(*g, out, out_axes);
+  if (batch.size == 0) return empty_batch(*g, out, out_axes, n_out);  // no lane writes anything
 
   // Run it on the batch: batched arguments with their batch axis in front, the rest shared.
   std::vector<BatchedValue> inputs;
@@ -124,7 +163,8 @@ TensorTree vmap_call(const autodiff::TreeFn& f, const std::vector<TensorTree>& a
     }
   }
   for (const Tensor& c : trace.captured()) inputs.push_back({c, false});
-  const auto result = run_batched(*g, inputs, batch.size);
+  auto result = run_batched(*g, inputs, batch.size);
+  write_state(*g, args, axes, trace.captured(), result, batch.size, n_out);
 
   std::vector<Tensor> leaves;
   for (size_t j = 0; j < result.size(); ++j) {
