@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-// custom_vjp and checkpoint (spore/custom_vjp.h): the forward runs with every transform frame
-// set aside, then one node is recorded on the open tapes; its vjp rule is the user's backward.
+// custom_vjp and checkpoint (spore/custom_vjp.h): the forward runs with every tape set aside,
+// then one node is recorded on the open tapes; its vjp rule is the user's backward. Under jit with
+// grad inside (jit(grad(f))) the trace records the forward's ops, the tape inside it records the
+// node, and the backward's ops, emitted when the tape runs, land in the same trace.
 #include <memory>
 
 #include "autodiff/frames.h"
@@ -68,11 +70,32 @@ const Primitive& custom_def() {
 }
 [[maybe_unused]] const bool registered = (custom_def(), true);
 
-bool tracked_by_any_frame(const std::vector<Tensor>& xs) {
-  for (autodiff::Frame* f : autodiff::active_frames())
+bool tracked_by_any_frame(const std::vector<Tensor>& xs, bool tapes_only = false) {
+  for (autodiff::Frame* f : autodiff::active_frames()) {
+    if (tapes_only && f->kind() == autodiff::Frame::Kind::Symbolic) continue;
     for (const Tensor& x : xs)
       if (autodiff::find_entry(x, f->uid())) return true;
+  }
   return false;
+}
+
+// A fresh handle on a forward output for the tapes to track as the node's output. It keeps the
+// output's entries in the frames at or below `depth` (the trace that recorded the forward), so
+// the trace still knows it; tapes above add their own when they record the node.
+Tensor node_output(const Tensor& y, int depth) {
+  Tensor a = autodiff::fresh_alias(y);
+  const auto frames = autodiff::active_frames();
+  for (int d = 0; d <= depth; ++d)
+    if (const auto* e = autodiff::find_entry(y, frames[static_cast<size_t>(d)]->uid())) autodiff::add_entry(a, *e);
+  return a;
+}
+
+// The depth of the innermost active symbolic trace, or -1.
+int symbolic_depth() {
+  const auto frames = autodiff::active_frames();
+  for (size_t d = frames.size(); d-- > 0;)
+    if (frames[d]->kind() == autodiff::Frame::Kind::Symbolic) return static_cast<int>(d);
+  return -1;
 }
 
 // Tensors that `fn` uses without receiving them (captured by its closure) and that an open frame
@@ -91,7 +114,7 @@ std::vector<Tensor> tracked_captures(const TreeFn1& fn, const TensorTree& x) {
   gen.set_state(seed, offset);
   std::vector<Tensor> out;
   for (const Tensor& c : st.captured())
-    if (tracked_by_any_frame({c})) out.push_back(c);
+    if (tracked_by_any_frame({c}, true)) out.push_back(c);
   return out;
 }
 
@@ -109,23 +132,21 @@ TreeFn1 custom_vjp(ForwardWithResiduals fwd, CustomBackward bwd) {
       else if (after_symbolic) tape_inside_trace = true;
     }
     if (after_symbolic && !tape_inside_trace && frames.back()->kind() == autodiff::Frame::Kind::Symbolic) return fwd(x).first;
-    for (autodiff::Frame* f : frames) {
+    for (autodiff::Frame* f : frames)
       SPORE_CHECK(f->kind() != autodiff::Frame::Kind::Forward, "[custom_vjp] forward mode (jvp) cannot go through a "
                   "function with a custom backward; give it no custom rule, or differentiate it in reverse mode");
-      SPORE_CHECK(f->kind() != autodiff::Frame::Kind::Symbolic, "[custom_vjp] a custom backward under jit with grad "
-                  "inside is not supported yet; call grad outside jit");
-    }
+    const int depth = symbolic_depth();
     auto caps = tracked_captures([&fwd](const TensorTree& t) { return fwd(t).first; }, x);
     SPORE_CHECK(caps.empty(), "[custom_vjp] the forward uses ", caps.size(), " tensor(s) that grad tracks without "
                 "receiving them as inputs (e.g. a captured weight of shape ", shape_str(caps.empty() ? Shape{} : caps[0].shape()),
                 "); the custom backward could not return their gradients: pass them as inputs");
     std::pair<TensorTree, TensorTree> r;
     {
-      autodiff::SuspendAbove none(0);  // the forward's own ops are not recorded
+      autodiff::SuspendAbove tapes_aside(depth + 1);  // no tape records the forward's own ops
       r = fwd(x);
     }
     auto y_leaves = r.first.leaves();
-    for (auto& y : y_leaves) y = autodiff::fresh_alias(y);
+    for (auto& y : y_leaves) y = node_output(y, depth);
     auto call = std::make_shared<CustomCall>();
     call->bwd = bwd;
     call->residuals = r.second;
