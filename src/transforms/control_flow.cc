@@ -49,24 +49,27 @@ void eager_switch(const void* attrs, std::span<const Tensor> in, std::vector<Ten
 }
 void eager_while(const void* attrs, std::span<const Tensor> in, std::vector<Tensor>& out) {
   const auto& a = cf(attrs);
+  const size_t n = in.size();
+  const auto body_types = cf_helpers::output_types(*a.graphs[1]);
+  std::vector<std::vector<Tensor>> extras(body_types.size() - n);  // with `stack`: per trip
   out.assign(in.begin(), in.end());
-  std::vector<std::vector<Tensor>> seen(a.stack ? in.size() : 0);
   int64_t trips = 0;
   while (interpret(*a.graphs[0], out)[0].item<bool>()) {
-    for (size_t i = 0; i < seen.size(); ++i) seen[i].push_back(out[i]);
-    out = interpret(*a.graphs[1], out);
+    std::vector<Tensor> r = interpret(*a.graphs[1], out);
+    for (size_t e = 0; e < extras.size(); ++e) extras[e].push_back(r[n + e]);
+    r.resize(n);
+    out = std::move(r);
     ++trips;
   }
   if (!a.stack) return;
-  const size_t n = in.size();
   out.push_back(ops::scalar_tensor(trips, DType::Int64));
-  for (size_t i = 0; i < n; ++i) {
+  for (size_t e = 0; e < extras.size(); ++e) {
     if (trips > 0) {
-      out.push_back(ops::stack(seen[i], 0));
+      out.push_back(ops::stack(extras[e], 0));
     } else {
       Shape s{0};
-      for (Dim d : in[i].shape()) s.push_back(d);
-      out.push_back(ops::zeros(s, {in[i].dtype()}));
+      for (Dim d : body_types[n + e].shape) s.push_back(d);
+      out.push_back(ops::zeros(s, {body_types[n + e].dtype}));
     }
   }
 }
@@ -187,19 +190,21 @@ std::vector<TensorType> control_flow_types(const Primitive& p, const ControlFlow
     auto c = cf_helpers::output_types(*a.graphs[0]);
     SPORE_CHECK(c.size() == 1 && c[0].dtype == DType::Bool && c[0].shape.empty(),
                 "[while_loop] cond_fn must return a 0-d bool tensor, got ", types_str(c));
-    auto body = cf_helpers::output_types(*a.graphs[1]);
-    SPORE_CHECK(same_types(body, in), "[while_loop] body_fn changes the carried values: they enter as ", types_str(in),
-                " and leave as ", types_str(body), "; the loop carry must keep its dtypes and shapes (pad or "
-                "preallocate to a fixed size)");
+    const auto body = cf_helpers::output_types(*a.graphs[1]);
+    const std::span<const TensorType> carried(body.data(), a.stack ? std::min(body.size(), in.size()) : body.size());
+    SPORE_CHECK(same_types(carried, in), "[while_loop] body_fn changes the carried values: they enter as ",
+                types_str(in), " and leave as ", types_str(carried), "; the loop carry must keep its dtypes and shapes "
+                "(pad or preallocate to a fixed size)");
     if (!a.stack) return body;
     const Dim trips = symbol_named(a.trip_symbol);
-    body.push_back(TensorType{DType::Int64, false, {}});
-    for (const TensorType& t : in) {
-      TensorType st{t.dtype, false, Shape{trips}};
-      for (Dim d : t.shape) st.shape.push_back(d);
-      body.push_back(st);
+    std::vector<TensorType> out(carried.begin(), carried.end());
+    out.push_back(TensorType{DType::Int64, false, {}});
+    for (size_t e = in.size(); e < body.size(); ++e) {
+      TensorType st{body[e].dtype, false, Shape{trips}};
+      for (Dim d : body[e].shape) st.shape.push_back(d);
+      out.push_back(st);
     }
-    return body;
+    return out;
   }
   // scan
   auto body = cf_helpers::output_types(*a.graphs[0]);

@@ -10,9 +10,10 @@
 //   if:     (pred, operands...)           graphs {true_branch, false_branch}: operands -> outs
 //   switch: (index, operands...)          graphs {branch_0 ... branch_n-1}; index clamped
 //   while:  (carries...)                  graphs {cond: carries -> bool[], body: carries -> carries}
-//           with `stack` (reverse mode's forward pass): outputs (carries..., trip count int64[],
-//           carries entering each iteration stacked on a leading axis of the run-time size
-//           `trip_symbol`)
+//           with `stack` (reverse mode's forward pass) the body returns (carries..., extras...)
+//           and the node outputs (carries..., trip count int64[], each extra stacked over the
+//           trips on a leading axis of the run-time size `trip_symbol`): a scan whose length the
+//           data decides, its extras playing the ys (residuals, or the carries entering a trip)
 //   scan:   (carries..., xs...)           graphs {body: (carries..., x slices...) -> (carries..., ys...)}
 //           outputs (carries..., ys stacked on a new leading axis of size `length`; length -1:
 //           the xs' leading size, known when the node runs, e.g. a while loop's trip count);
@@ -34,6 +35,7 @@ namespace spore::transforms {
 /// more outputs.
 struct ResidualPlan {
   size_t num_outputs = 0;
+  size_t first_residual = 0;          // the first residual output (while: after its trip count)
   std::vector<int> wrt;               // operand positions (after the predicate/index; scan: inputs) the bwd graphs give cotangents of
   std::vector<ir::GraphPtr> fwd;      // the node's sub-graphs this plan belongs to
   std::vector<ir::GraphPtr> bwd;      // if/switch: one per branch; scan: the reversed body
@@ -44,7 +46,7 @@ struct ControlFlowAttrs {
   int64_t num_carry = 0;  // while: all inputs; scan: the carried prefix
   int64_t length = 0;     // scan: iterations
   bool reverse = false;   // scan
-  bool stack = false;     // while: also output the trip count and the stacked carries
+  bool stack = false;     // while: also output the trip count and the body's stacked extras
   std::string trip_symbol;  // while with stack: the symbol naming the trip count dimension
   std::vector<ir::GraphPtr> graphs;  // the node's sub-graphs (printed as nested graphs, not fields)
   std::shared_ptr<const ResidualPlan> plan;  // set when built with residual outputs
@@ -80,9 +82,9 @@ ir::GraphPtr trace_graph(const std::string& name, std::span<const TensorType> in
 /// The node's plan when it belongs to the node's current sub-graphs, else null.
 const ResidualPlan* plan_of(const ControlFlowAttrs& a);
 /// For a node about to be traced while a tape inside the trace tracks some of its float
-/// operands: the attributes of the same node that also outputs its vjp's residuals (if, switch
-/// and scan). Null when no tape tracks an operand, when `a` already has a plan, and for while
-/// (its reverse pass recomputes each trip from the carries it stacks).
+/// operands: the attributes of the same node that also outputs its vjp's residuals (if and
+/// switch), or stacks them per step (scan, while). Null when no tape tracks an operand or when
+/// `a` already has a plan.
 std::shared_ptr<ControlFlowAttrs> with_residuals(const Primitive& p, const ControlFlowAttrs& a,
                                                  std::span<const Tensor> in);
 

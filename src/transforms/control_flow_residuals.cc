@@ -10,8 +10,11 @@
 //    iteration; loop-invariant carries (weights a body only reads) and the xs are not copied per
 //    step: the backward scan carries the former and scans the latter. Its body runs the body's
 //    backward on one step's residual slices.
-//  - while keeps its recompute scheme (it stacks the carries entering each trip and the reverse
-//    scan re-derives each trip), which bounds the per-trip memory to the carries.
+//  - while: the same, on a loop that stacks (the `stack` form: the residuals are the body's
+//    extras, stacked over the trips) and a reversed scan whose length is the run-time trip
+//    count: reverse mode through a data-dependent trip count.
+#include <atomic>
+
 #include "autodiff/frames.h"
 #include "spore/ops.h"
 #include "transforms/control_flow.h"
@@ -93,10 +96,61 @@ std::shared_ptr<ControlFlowAttrs> branches(const Primitive& p, const ControlFlow
       return lins[k].backward(v.first(n), v.subspan(n, nout), v.subspan(n + nout + offset[k], lins[k].residual_types.size()),
                               cts);
     }));
-  plan->num_outputs = nout;
+  plan->num_outputs = plan->first_residual = nout;
   plan->fwd = aug->graphs;
   aug->plan = plan;
   return aug;
+}
+
+// What a loop body's linearization keeps rather than stacks: loop-invariant carries (weights a
+// body only reads; the reversed scan carries them), the x slices and the ys (it scans those).
+struct LoopKeep {
+  std::vector<bool> in, out;
+};
+LoopKeep loop_keep(const ir::Graph& body, size_t nc, size_t nx, size_t n_out, ResidualPlan& plan) {
+  LoopKeep k{std::vector<bool>(nc + nx, true), std::vector<bool>(n_out, true)};
+  for (size_t j = 0; j < nc; ++j) {
+    k.in[j] = cf_helpers::passes_through(body, j);
+    k.out[j] = false;
+    if (k.in[j]) plan.invariant.push_back(static_cast<int>(j));
+  }
+  return k;
+}
+
+// The reversed body of a loop (scan, or while with its extras as ys): (cotangents of the float
+// carries..., invariant carries..., x slices..., y slices..., residual slices..., `unused`
+// slices..., cotangents of the float ys...) -> (cotangents of the float carries..., invariant
+// carries..., cotangents of the wrt xs...).
+ir::GraphPtr reverse_body(const Linearized& lin, std::span<const TensorType> sig, size_t nc, std::span<const TensorType> out_types,
+                          const ResidualPlan& plan, std::span<const TensorType> unused) {
+  const size_t nx = sig.size() - nc;
+  const std::vector<int> fc = float_positions(sig.first(nc));
+  std::vector<TensorType> bsig;
+  for (int i : fc) bsig.push_back(sig[static_cast<size_t>(i)]);
+  for (int j : plan.invariant) bsig.push_back(sig[static_cast<size_t>(j)]);
+  bsig.insert(bsig.end(), sig.begin() + static_cast<std::ptrdiff_t>(nc), sig.end());
+  bsig.insert(bsig.end(), out_types.begin() + static_cast<std::ptrdiff_t>(nc), out_types.end());
+  bsig.insert(bsig.end(), lin.residual_types.begin(), lin.residual_types.end());
+  bsig.insert(bsig.end(), unused.begin(), unused.end());
+  for (size_t j = nc; j < out_types.size(); ++j)
+    if (is_floating(out_types[j].dtype)) bsig.push_back(out_types[j]);
+  return trace_graph("loop_bwd", bsig, [&](std::span<const Tensor> v) {
+    std::vector<Tensor> inputs(nc + nx), outputs(out_types.size()), cts(out_types.size());
+    size_t o = 0;
+    for (int i : fc) cts[static_cast<size_t>(i)] = v[o++];
+    for (int j : plan.invariant) inputs[static_cast<size_t>(j)] = v[o++];
+    for (size_t i = 0; i < nx; ++i) inputs[nc + i] = v[o++];
+    for (size_t j = nc; j < out_types.size(); ++j) outputs[j] = v[o++];
+    const std::span<const Tensor> res = v.subspan(o, lin.residual_types.size());
+    o += res.size() + unused.size();
+    for (size_t j = nc; j < out_types.size(); ++j)
+      if (is_floating(out_types[j].dtype)) cts[j] = v[o++];
+    std::vector<Tensor> g = lin.backward(inputs, outputs, res, cts);
+    std::vector<Tensor> out(g.begin(), g.begin() + static_cast<std::ptrdiff_t>(fc.size()));
+    for (int j : plan.invariant) out.push_back(inputs[static_cast<size_t>(j)]);
+    out.insert(out.end(), g.begin() + static_cast<std::ptrdiff_t>(fc.size()), g.end());
+    return out;
+  });
 }
 
 std::shared_ptr<ControlFlowAttrs> scan(const ControlFlowAttrs& a, std::span<const Tensor> in, const std::vector<bool>& taped) {
@@ -106,51 +160,49 @@ std::shared_ptr<ControlFlowAttrs> scan(const ControlFlowAttrs& a, std::span<cons
   for (size_t i = 0; i < nx; ++i) sig.push_back(cf_helpers::slice_type(in[nc + i]));
   auto plan = std::make_shared<ResidualPlan>();
   // Every float carry (cotangents flow through them step to step), then the taped xs.
-  const std::vector<int> fc = float_positions(std::span<const TensorType>(sig).first(nc));
-  plan->wrt = fc;
+  plan->wrt = float_positions(std::span<const TensorType>(sig).first(nc));
   for (size_t i = 0; i < nx; ++i)
     if (taped[nc + i]) plan->wrt.push_back(static_cast<int>(nc + i));
   const std::vector<TensorType> out_types = output_types(body);
-  // Kept (not stacked again): loop-invariant carries, the x slices and the ys, which the
-  // backward scan carries or scans.
-  std::vector<bool> keep_in(nc + nx, true), keep_out(out_types.size(), true);
-  for (size_t j = 0; j < nc; ++j) {
-    keep_in[j] = cf_helpers::passes_through(body, j);
-    keep_out[j] = false;
-    if (keep_in[j]) plan->invariant.push_back(static_cast<int>(j));
-  }
-  const Linearized lin = linearize(body, sig, plan->wrt, keep_in, keep_out);
+  const LoopKeep keep = loop_keep(body, nc, nx, out_types.size(), *plan);
+  const Linearized lin = linearize(body, sig, plan->wrt, keep.in, keep.out);
   auto aug = std::make_shared<ControlFlowAttrs>(a);
   aug->graphs = {lin.fwd};  // the residuals are extra ys: stacked per step
-  // The reversed body: (cotangents of the float carries..., invariant carries..., x slices...,
-  // y slices..., residual slices..., cotangents of the float ys...) -> (cotangents of the float
-  // carries..., invariant carries..., cotangents of the taped xs...).
-  std::vector<TensorType> bsig;
-  for (int i : fc) bsig.push_back(sig[static_cast<size_t>(i)]);
-  for (int j : plan->invariant) bsig.push_back(sig[static_cast<size_t>(j)]);
-  bsig.insert(bsig.end(), sig.begin() + static_cast<std::ptrdiff_t>(nc), sig.end());
-  bsig.insert(bsig.end(), out_types.begin() + static_cast<std::ptrdiff_t>(nc), out_types.end());
-  bsig.insert(bsig.end(), lin.residual_types.begin(), lin.residual_types.end());
-  for (size_t j = nc; j < out_types.size(); ++j)
-    if (is_floating(out_types[j].dtype)) bsig.push_back(out_types[j]);
-  plan->bwd = {trace_graph("scan_bwd", bsig, [&](std::span<const Tensor> v) {
-    std::vector<Tensor> inputs(nc + nx), outputs(out_types.size()), cts(out_types.size());
-    size_t o = 0;
-    for (int i : fc) cts[static_cast<size_t>(i)] = v[o++];
-    for (int j : plan->invariant) inputs[static_cast<size_t>(j)] = v[o++];
-    for (size_t i = 0; i < nx; ++i) inputs[nc + i] = v[o++];
-    for (size_t j = nc; j < out_types.size(); ++j) outputs[j] = v[o++];
-    const std::span<const Tensor> res = v.subspan(o, lin.residual_types.size());
-    o += res.size();
-    for (size_t j = nc; j < out_types.size(); ++j)
-      if (is_floating(out_types[j].dtype)) cts[j] = v[o++];
-    std::vector<Tensor> g = lin.backward(inputs, outputs, res, cts);
-    std::vector<Tensor> out(g.begin(), g.begin() + static_cast<std::ptrdiff_t>(fc.size()));
-    for (int j : plan->invariant) out.push_back(inputs[static_cast<size_t>(j)]);
-    out.insert(out.end(), g.begin() + static_cast<std::ptrdiff_t>(fc.size()), g.end());
-    return out;
+  plan->bwd = {reverse_body(lin, sig, nc, out_types, *plan, {})};
+  plan->num_outputs = plan->first_residual = out_types.size();
+  plan->fwd = aug->graphs;
+  aug->plan = plan;
+  return aug;
+}
+
+std::atomic<int> g_loop_symbols{0};
+
+std::shared_ptr<ControlFlowAttrs> loop(const ControlFlowAttrs& a, std::span<const Tensor> in) {
+  const ir::Graph& body = *a.graphs[1];
+  const size_t nc = in.size();
+  const std::vector<TensorType> sig = types_of(in);
+  const std::vector<TensorType> out_types = output_types(body);  // carries, then a stacking loop's extras
+  auto plan = std::make_shared<ResidualPlan>();
+  plan->wrt = float_positions(sig);
+  const LoopKeep keep = loop_keep(body, nc, 0, out_types.size(), *plan);
+  const Linearized lin = linearize(body, sig, plan->wrt, keep.in, keep.out);
+  // The reversed scan takes its length from its first stack; a loop with nothing to stack
+  // stacks a one-byte marker per trip.
+  std::vector<TensorType> marker;
+  if (out_types.size() == nc && lin.residual_types.empty()) marker.push_back(TensorType{DType::Int8, false, {}});
+  auto aug = std::make_shared<ControlFlowAttrs>(a);
+  aug->stack = true;
+  if (!a.stack) aug->trip_symbol = detail::cat("loop_trips", g_loop_symbols.fetch_add(1));
+  aug->graphs = {a.graphs[0], marker.empty() ? lin.fwd : trace_graph("while_fwd", sig, [&](std::span<const Tensor> v) {
+    auto r = interpret(*lin.fwd, v);
+    r.push_back(ops::zeros({}, {DType::Int8}));
+    return r;
   })};
-  plan->num_outputs = out_types.size();
+  plan->bwd = {reverse_body(lin, sig, nc, out_types, *plan, marker)};
+  // Outputs: (carries, [trip count, the original's stacked extras]) then the residual stacks
+  // (after the augmented loop's own trip count when the original did not stack).
+  plan->num_outputs = a.stack ? out_types.size() + 1 : nc;
+  plan->first_residual = out_types.size() + 1;
   plan->fwd = aug->graphs;
   aug->plan = plan;
   return aug;
@@ -159,12 +211,13 @@ std::shared_ptr<ControlFlowAttrs> scan(const ControlFlowAttrs& a, std::span<cons
 }  // namespace
 
 std::shared_ptr<ControlFlowAttrs> with_residuals(const Primitive& p, const ControlFlowAttrs& a, std::span<const Tensor> in) {
-  if (plan_of(a) != nullptr || &p == &while_primitive()) return nullptr;
+  if (plan_of(a) != nullptr) return nullptr;
   const std::vector<bool> taped = taped_inputs(in);
   bool any = false;
   for (bool t : taped) any = any || t;
   if (!any) return nullptr;
   if (&p == &scan_primitive()) return scan(a, in, taped);
+  if (&p == &while_primitive()) return loop(a, in);
   return branches(p, a, in, taped);
 }
 

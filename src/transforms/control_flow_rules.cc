@@ -120,7 +120,7 @@ void branches_vjp(const VjpArgs& a, std::span<Tensor> in_ct) {
     if (a.needs[i + 1]) wrt.push_back(static_cast<int>(i));
   if (wrt.empty()) return;
   if (const ResidualPlan* plan = plan_of(at); plan && !any_ct_past(a, plan->num_outputs)) {
-    // Built for reverse mode: the backward branches take the residuals the node passed out.
+    // Built for reverse mode: the backward branches take the outputs and residuals.
     std::vector<Tensor> in(a.inputs.begin(), a.inputs.end());
     in.insert(in.end(), a.outputs.begin(), a.outputs.end());  // the outputs, then the residuals
     const std::vector<Tensor> cts = float_cts(a, 0, plan->num_outputs);
@@ -176,14 +176,12 @@ void branches_jvp(const JvpArgs& a, std::span<Tensor> out_t) {
 }
 
 // ---- scan --------------------------------------------------------------------------------
-// Cotangents through a scan given the stacked carries entering each step. `length` may be -1
-// (taken from the stacks at run time).
+// Cotangents through a scan (or a while, whose extras are its ys) given the stacked carries
+// entering each step. `length` may be -1 (taken from the stacks at run time).
 void scan_backward(const ir::Graph& body, size_t nc, bool reverse, int64_t length, std::span<const TensorType> carry_types,
                    std::span<const Tensor> stacks, std::span<const Tensor> xs, std::span<const Tensor> ct_carry,
                    std::span<const Tensor> ct_ys, std::span<const int> x_wrt, std::vector<Tensor>& ct_init,
-                   std::vector<Tensor>& ct_xs, std::span<const Tensor> ct_add = {}) {
-  // ct_add (optional; stacked like the float carries): cotangents of the carries entering each
-  // step, from a while loop's stacked outputs when that loop is itself differentiated again.
+                   std::vector<Tensor>& ct_xs) {
   const std::vector<int> cf_pos = float_positions(carry_types);
   std::vector<TensorType> x_types;
   for (const Tensor& x : xs) x_types.push_back(slice_type(x));
@@ -197,7 +195,6 @@ void scan_backward(const ir::Graph& body, size_t nc, bool reverse, int64_t lengt
     for (const Tensor& c : stacked) sig.push_back(slice_type(c));
   };
   add_slices(ct_ys);
-  add_slices(ct_add);
   const size_t nf = cf_pos.size(), nx = xs.size(), ny = ct_ys.size();
   ControlFlowAttrs bwd;
   bwd.num_carry = static_cast<int64_t>(nf);
@@ -210,16 +207,12 @@ void scan_backward(const ir::Graph& body, size_t nc, bool reverse, int64_t lengt
     // Cotangents of the body's float outputs: the float carries, then the float ys.
     std::vector<Tensor> cts(v.begin(), v.begin() + nf);
     cts.insert(cts.end(), v.begin() + nf + nc + nx, v.begin() + nf + nc + nx + ny);
-    auto g = graph_vjp(body, point, wrt, cts);
-    if (!ct_add.empty())
-      for (size_t k = 0; k < nf; ++k) g[k] = g[k] + v[nf + nc + nx + ny + k];
-    return g;
+    return graph_vjp(body, point, wrt, cts);
   }));
   std::vector<Tensor> in(ct_carry.begin(), ct_carry.end());
   in.insert(in.end(), stacks.begin(), stacks.end());
   in.insert(in.end(), xs.begin(), xs.end());
   in.insert(in.end(), ct_ys.begin(), ct_ys.end());
-  in.insert(in.end(), ct_add.begin(), ct_add.end());
   auto out = call_control_flow(scan_primitive(), bwd, in);
   ct_init.assign(out.begin(), out.begin() + nf);
   ct_xs.assign(out.begin() + nf, out.end());
@@ -337,81 +330,106 @@ void scan_jvp(const JvpArgs& a, std::span<Tensor> out_t) {
 // ---- while -------------------------------------------------------------------------------
 std::atomic<int> g_trip_symbols{0};
 
+// The vjp of a while built for reverse mode: one reversed scan over its stacked residuals, as
+// long as the loop ran (the stacks' run-time length).
+void while_vjp_from_residuals(const VjpArgs& a, const ResidualPlan& plan, std::span<Tensor> in_ct) {
+  const size_t nc = a.inputs.size(), nr = plan.num_outputs;
+  const size_t ne = nr > nc ? nr - nc - 1 : 0;  // extras of a loop that was already stacking
+  const std::vector<TensorType> carry_types(a.in_types.begin(), a.in_types.end());
+  const std::vector<int> fc = float_positions(carry_types);
+  std::vector<Tensor> in = float_cts(a, 0, nc);
+  for (int j : plan.invariant) in.push_back(a.inputs[static_cast<size_t>(j)]);
+  // The extras' stacks, the residuals' stacks (after the node's own outputs), their cotangents.
+  in.insert(in.end(), a.outputs.begin() + static_cast<std::ptrdiff_t>(nc + 1), a.outputs.begin() + static_cast<std::ptrdiff_t>(nc + 1 + ne));
+  in.insert(in.end(), a.outputs.begin() + static_cast<std::ptrdiff_t>(plan.first_residual), a.outputs.end());
+  const std::vector<Tensor> ct_extras = float_cts(a, nc + 1, nc + 1 + ne);
+  in.insert(in.end(), ct_extras.begin(), ct_extras.end());
+  ControlFlowAttrs bwd;
+  bwd.num_carry = static_cast<int64_t>(fc.size() + plan.invariant.size());
+  bwd.length = -1;
+  bwd.reverse = true;
+  bwd.graphs = plan.bwd;
+  const auto out = call_control_flow(scan_primitive(), bwd, in);
+  for (size_t k = 0; k < fc.size(); ++k)
+    if (a.needs[static_cast<size_t>(fc[k])]) in_ct[static_cast<size_t>(fc[k])] = out[k];
+}
+
 void while_vjp(const VjpArgs& a, std::span<Tensor> in_ct) {
   const auto& at = cf(a.attrs);
+  if (const ResidualPlan* plan = plan_of(at); plan && !any_ct_past(a, plan->num_outputs))
+    return while_vjp_from_residuals(a, *plan, in_ct);
   const size_t nc = a.inputs.size();
-  // 1. The forward again, counting trips and stacking the carry entering each one.
-  ControlFlowAttrs aug = at;
-  aug.stack = true;
-  aug.trip_symbol = detail::cat("trips", g_trip_symbols.fetch_add(1));
-  std::vector<Tensor> fwd = call_control_flow(while_primitive(), aug, a.inputs);
-  std::vector<Tensor> stacks(fwd.begin() + nc + 1, fwd.end());
-  // 2. A reversed scan of the body's vjp whose length is the trip count (known at run time).
+  const ir::Graph& body = *at.graphs[1];
+  const size_t ne = cf_helpers::output_types(body).size() - nc;  // a stacking loop's extras
   const std::vector<TensorType> carry_types(a.in_types.begin(), a.in_types.end());
-  std::vector<Tensor> ct_carry;
-  for (size_t j = 0; j < nc; ++j)
-    if (is_floating(a.out_types[j].dtype)) ct_carry.push_back(a.cotangents[j].defined() ? a.cotangents[j] : zeros_of(a.out_types[j]));
-  // Differentiating an augmented loop again (grad of grad): its stacked carries have
-  // cotangents too, which join the carry's cotangent at each step.
-  std::vector<Tensor> ct_add;
-  if (at.stack) {
-    bool any = false;
-    for (size_t j = 0; j < nc; ++j) any |= a.cotangents[nc + 1 + j].defined();
-    if (any)
-      for (size_t j = 0; j < nc; ++j)
-        if (is_floating(a.out_types[j].dtype))
-          ct_add.push_back(a.cotangents[nc + 1 + j].defined() ? a.cotangents[nc + 1 + j] : zeros_of(a.out_types[nc + 1 + j]));
-  }
+  // 1. The forward again, counting trips and stacking (after any extras) the carries entering
+  // each trip.
+  ControlFlowAttrs aug;
+  aug.num_carry = at.num_carry;
+  aug.stack = true;
+  // The same loop as a stacking one: the same run-time trip count.
+  aug.trip_symbol = at.stack ? at.trip_symbol : detail::cat("trips", g_trip_symbols.fetch_add(1));
+  aug.graphs = {at.graphs[0], trace_graph("while_stack", carry_types, [&](std::span<const Tensor> v) {
+                  auto r = interpret(body, v);
+                  r.insert(r.end(), v.begin(), v.end());
+                  return r;
+                })};
+  const std::vector<Tensor> fwd = call_control_flow(while_primitive(), aug, a.inputs);
+  const std::vector<Tensor> stacks(fwd.begin() + static_cast<std::ptrdiff_t>(nc + 1 + ne), fwd.end());
+  // 2. A reversed scan of the body's vjp whose length is the trip count (known at run time); a
+  // stacking loop's extras are its ys, with their cotangents.
+  const std::vector<Tensor> ct_carry = float_cts(a, 0, nc);
+  const std::vector<Tensor> ct_extras = at.stack ? float_cts(a, nc + 1, nc + 1 + ne) : std::vector<Tensor>{};
   std::vector<Tensor> ct_init, ct_xs;
-  scan_backward(*at.graphs[1], nc, false, -1, carry_types, stacks, {}, ct_carry, {}, {}, ct_init, ct_xs, ct_add);
+  scan_backward(body, nc, false, -1, carry_types, stacks, {}, ct_carry, ct_extras, {}, ct_init, ct_xs);
   const auto cf_pos = float_positions(carry_types);
   for (size_t k = 0; k < cf_pos.size(); ++k)
     if (a.needs[static_cast<size_t>(cf_pos[k])]) in_ct[static_cast<size_t>(cf_pos[k])] = ct_init[k];
 }
 
 void while_jvp(const JvpArgs& a, std::span<Tensor> out_t) {
-  // A while over (carries, tangents of the float carries): same trips, the body's jvp.
+  // A while over (carries, tangents of the float carries): same trips, the body's jvp. A
+  // stacking loop stacks its extras' tangents with them.
   const auto& at = cf(a.attrs);
   const size_t nc = a.inputs.size();
-  std::vector<int> c_t;
-  for (size_t i = 0; i < nc; ++i)
-    if (is_floating(a.inputs[i].dtype())) c_t.push_back(static_cast<int>(i));
+  const std::vector<TensorType> body_types = cf_helpers::output_types(*at.graphs[1]);
+  const size_t ne = body_types.size() - nc;
+  const std::vector<int> c_t = float_positions(std::span<const TensorType>(body_types).first(nc));
+  std::vector<int> e_t;  // float extras
+  for (size_t e = 0; e < ne; ++e)
+    if (is_floating(body_types[nc + e].dtype)) e_t.push_back(static_cast<int>(e));
   std::vector<TensorType> sig = types_of(a.inputs);
   for (int i : c_t) sig.push_back(runtime::type_of(a.inputs[static_cast<size_t>(i)]));
   const size_t nct = c_t.size();
   ControlFlowAttrs fwd;
   fwd.num_carry = static_cast<int64_t>(nc + nct);
+  fwd.stack = at.stack;
+  fwd.trip_symbol = at.trip_symbol;  // the same loop: the same run-time trip count
   fwd.graphs.push_back(trace_graph("while_jvp_cond", sig, [&](std::span<const Tensor> v) {
     return interpret(*at.graphs[0], v.first(nc));
   }));
   fwd.graphs.push_back(trace_graph("while_jvp_body", sig, [&](std::span<const Tensor> v) {
     std::vector<Tensor> t(nc);
     for (size_t k = 0; k < nct; ++k) t[static_cast<size_t>(c_t[k])] = v[nc + k];
-    auto y = interpret(*at.graphs[1], v.first(nc));
-    auto ty = graph_jvp(*at.graphs[1], v.first(nc), t);
-    for (int i : c_t) y.push_back(ty[static_cast<size_t>(i)]);
-    return y;
+    const auto y = interpret(*at.graphs[1], v.first(nc));
+    const auto ty = graph_jvp(*at.graphs[1], v.first(nc), t);
+    // (carries, their tangents, extras, their tangents)
+    std::vector<Tensor> out(y.begin(), y.begin() + static_cast<std::ptrdiff_t>(nc));
+    for (int i : c_t) out.push_back(ty[static_cast<size_t>(i)]);
+    out.insert(out.end(), y.begin() + static_cast<std::ptrdiff_t>(nc), y.end());
+    for (int e : e_t) out.push_back(ty[nc + static_cast<size_t>(e)]);
+    return out;
   }));
   std::vector<Tensor> in(a.inputs.begin(), a.inputs.end());
   for (int i : c_t) {
     const Tensor& t = a.tangents[static_cast<size_t>(i)];
     in.push_back(t.defined() ? t : ops::zeros_like(a.inputs[static_cast<size_t>(i)]));
   }
-  // An augmented loop (stacking its carries for a reverse pass) stacks the tangents with them.
-  if (at.stack) {
-    fwd.stack = true;
-    fwd.trip_symbol = at.trip_symbol;  // the same loop: the same run-time trip count
-  }
-  auto r = call_control_flow(while_primitive(), fwd, in);
+  const auto r = call_control_flow(while_primitive(), fwd, in);
   for (size_t k = 0; k < nct; ++k) out_t[static_cast<size_t>(c_t[k])] = r[nc + k];
-  if (at.stack) {
-    // r = (carries, tangents, trips, stacked carries, stacked tangents); outputs = (carries,
-    // trips, stacked carries).
-    const size_t stacked_t = nc + nct + 1 + nc;
-    for (size_t k = 0; k < nct; ++k) {
-      out_t[nc + 1 + static_cast<size_t>(c_t[k])] = r[stacked_t + k];
-    }
-  }
+  // r = (carries, tangents, trips, stacked extras, stacked extra tangents); the node's outputs
+  // are (carries, trips, stacked extras).
+  for (size_t k = 0; k < e_t.size(); ++k) out_t[nc + 1 + static_cast<size_t>(e_t[k])] = r[nc + nct + 1 + ne + k];
 }
 
 }  // namespace

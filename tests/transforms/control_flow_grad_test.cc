@@ -183,5 +183,46 @@ TEST(ControlFlowGrad, NestedCondInScan) {
   for (size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(got[i], want[i], 1e-12) << i;
 }
 
+// Reverse mode through a while stacks the residuals of each trip (not the carries, and not the
+// loop-invariant ones) and runs one reversed scan over them: the forward loop runs once.
+TEST(ControlFlowGrad, WhileStacksResidualsAndRunsOnce) {
+  auto jg = jit([](const Tensor& a) { return grad(newton_sqrt)(a); });
+  EXPECT_NEAR(jg(f64(2.0)).item<double>(), 0.5 / std::sqrt(2.0), 1e-9);
+  const std::string text = jg.core().last_graph_text();
+  EXPECT_EQ(count_op(text, "while"), 1) << text;
+  EXPECT_EQ(count_op(text, "scan"), 1) << text;
+  EXPECT_EQ(count_op(text, "div"), 2) << text;  // the forward's, and its derivative's; no recompute
+}
+
+// A recurrence with a weight it only reads, run a data-dependent number of times.
+Tensor recur(const Tensor& x0, const Tensor& w, const Tensor& n) {
+  auto r = while_loop([&](const TensorTree& c) -> Tensor { return c[1].tensor() < n; },
+                      [&](const TensorTree& c) {
+                        Tensor x = c[0].tensor();
+                        return TensorTree(std::vector<TensorTree>{TensorTree(tanh(matmul(x, w)) + x * 0.1),
+                                                                  TensorTree(c[1].tensor() + 1.0)});
+                      },
+                      TensorTree(std::vector<TensorTree>{TensorTree(x0), TensorTree(zeros_like(n))}));
+  return sum(r[0].tensor());
+}
+
+TEST(ControlFlowGrad, WhileCarriesInvariantWeightsInsteadOfStackingThem) {
+  manual_seed(9);
+  const Tensor x0 = normal({2, 3}, 0, 1, {DType::Float64}), w = normal({3, 3}, 0, 0.6, {DType::Float64});
+  auto jg = jit([](const Tensor& x, const Tensor& wv, const Tensor& n) { return grad(recur, {0, 1})(x, wv, n); });
+  for (double trips : {0.0, 1.0, 4.0}) {
+    const Tensor n = f64(trips);
+    const auto got = jg(x0, w, n), want = grad(recur, {0, 1})(x0, w, n);
+    for (size_t k = 0; k < 2; ++k) {
+      const auto g = got[k].to_vector<double>(), e = want[k].to_vector<double>();
+      for (size_t i = 0; i < e.size(); ++i) EXPECT_NEAR(g[i], e[i], 1e-12) << trips << " " << k << " " << i;
+    }
+  }
+  EXPECT_EQ(jg.core().traces(), 1);
+  const std::string text = jg.core().last_graph_text();
+  EXPECT_EQ(text.find(", 3, 3]"), std::string::npos) << "the weight was stacked per trip:\n" << text;
+  EXPECT_NE(text.find(", 2, 3]"), std::string::npos) << text;  // the state x is
+}
+
 }  // namespace
 }  // namespace spore

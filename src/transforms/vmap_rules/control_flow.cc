@@ -11,9 +11,9 @@
 //    NaN; guard the inputs of such branches).
 //  - while with a shared condition: the loop, batched. With a batched condition: the loop runs
 //    while any lane runs; each lane carries a "still running" flag, and a finished lane keeps
-//    its carry (the body still computes on it, as above). A loop that also stacks its carries
-//    (reverse mode's forward pass) gives per-lane trip counts and stacks padded to the longest
-//    lane, marked ragged by the running flags.
+//    its carry (the body still computes on it, as above). A loop that also stacks its body's
+//    extras (reverse mode's forward pass) gives per-lane trip counts and stacks padded to the
+//    longest lane, batched and marked ragged by the running flags.
 //  - scan: the batched xs are scanned along their axis 1; over ragged stacks (the reverse pass
 //    of such a loop) each lane skips its padding.
 //
@@ -154,17 +154,21 @@ std::vector<BatchedValue> batch_while(const ControlFlowAttrs& a, std::span<const
   if (cond_batched) flags = loop_flags(body_g, flags, n, true);
   std::vector<Tensor> init;
   for (size_t j = 0; j < n; ++j) init.push_back(flags[j] ? materialize(in[j], batch) : in[j].t);
+  // The body's outputs: the carries as fixed above, then a stacking loop's extras.
+  std::vector<bool> body_flags = batched_outputs(body_g, flags);
+  for (size_t j = 0; j < n; ++j) body_flags[j] = flags[j];
+  const size_t ne = body_flags.size() - n;
   ControlFlowAttrs w = a;
   w.plan.reset();
   if (!cond_batched) {
     const auto types = types_of(init);
     w.graphs = {batched_graph(cond_g, types, [&](std::span<const Tensor> v) { return run(cond_g, v, flags, {false}, batch); }),
-                batched_graph(body_g, types, [&](std::span<const Tensor> v) { return run(body_g, v, flags, flags, batch); })};
+                batched_graph(body_g, types, [&](std::span<const Tensor> v) { return run(body_g, v, flags, body_flags, batch); })};
     auto r = call_control_flow(while_primitive(), w, init);
     std::vector<BatchedValue> out = outputs(std::vector<Tensor>(r.begin(), r.begin() + static_cast<std::ptrdiff_t>(n)), flags);
     if (a.stack) {
       out.push_back({r[n], false, {}});  // one trip count for every lane
-      for (size_t j = 0; j < n; ++j) out.push_back(stacked(r[n + 1 + j], flags[j], {}));
+      for (size_t e = 0; e < ne; ++e) out.push_back(stacked(r[n + 1 + e], body_flags[n + e], {}));
     }
     return out;
   }
@@ -178,21 +182,30 @@ std::vector<BatchedValue> batch_while(const ControlFlowAttrs& a, std::span<const
               batched_graph(body_g, types1, [&](std::span<const Tensor> v) {
                 const std::span<const Tensor> now = v.first(n);
                 const Tensor& running = v.back();
-                std::vector<Tensor> next = run(body_g, now, flags, flags, batch);
+                std::vector<Tensor> r = run(body_g, now, flags, body_flags, batch);
+                std::vector<Tensor> next(r.begin(), r.begin() + static_cast<std::ptrdiff_t>(n));
                 for (size_t j = 0; j < n; ++j)
                   if (!passes_through(body_g, j))
                     next[j] = ops::where(lift(running, next[j].dim() - 1), next[j], now[j]);
                 next.push_back(ops::logical_and(running, run(cond_g, next, flags, {true}, batch)[0]));
+                // A stacking loop's extras, then the running flags entering the trip (stacked: which
+                // steps of each lane are real).
+                next.insert(next.end(), r.begin() + static_cast<std::ptrdiff_t>(n), r.end());
+                if (a.stack) next.push_back(running);
                 return next;
               })};
   auto r = call_control_flow(while_primitive(), w, init1);
   std::vector<BatchedValue> out = outputs(std::vector<Tensor>(r.begin(), r.begin() + static_cast<std::ptrdiff_t>(n)), flags);
   if (a.stack) {
-    // r = (carries..., running, trips of the longest lane, stacks..., running stack (T, B)).
-    const Tensor running = r[n + 2 + n];
+    // r = (carries..., running, trips of the longest lane, extra stacks..., running stack (T, B)).
+    const Tensor running = r[n + 2 + ne];
     out.push_back({ops::sum(running.to(DType::Int64), {0}), true, {}});  // each lane's own trip count
     const Tensor ragged = ops::transpose(running, 0, 1);
-    for (size_t j = 0; j < n; ++j) out.push_back(stacked(r[n + 2 + j], flags[j], ragged));
+    // Every stack is batched, so each carries the ragged marks to the reverse scan.
+    for (size_t e = 0; e < ne; ++e) {
+      const Tensor& st = r[n + 2 + e];
+      out.push_back(body_flags[n + e] ? stacked(st, true, ragged) : BatchedValue{materialize({st, false, {}}, batch), true, ragged});
+    }
   }
   return out;
 }
