@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "spore/mode.h"
 #include "spore/ops/shape.h"
 #include "spore/tensor.h"
 #include "spore/tree.h"
@@ -25,9 +26,6 @@ using ops::stop_gradient;
 TensorTree stop_gradient(const TensorTree& t);
 
 namespace autodiff {
-/// The type-erased function every transform works on: arguments and result as trees.
-using TreeFn = std::function<TensorTree(const std::vector<TensorTree>&)>;
-
 struct VjpResult {
   TensorTree out;
   TensorTree aux;
@@ -117,18 +115,26 @@ auto many_grads(std::vector<TensorTree>&& g) {
 // position or a list), kValue whether the value is returned; an aux output rides along.
 template <bool kMany, bool kValue, class F>
 auto grad_fn(F f, std::vector<int> argnums) {
-  return [f = std::move(f), argnums = std::move(argnums)](const auto&... args) {
+  constexpr const char* name = kValue ? "value_and_grad" : "grad";
+  return [f = std::move(f), argnums = std::move(argnums),
+          core = std::make_shared<transforms::JitCore>(name)](const auto&... args) {
     using R = std::decay_t<std::invoke_result_t<const F&, const decltype(args)&...>>;
     constexpr bool aux = is_pair_v<R>;
-    auto r = autodiff::value_and_grad(kValue ? "value_and_grad" : "grad", tree_fn<decltype(args)...>(f),
-                                      {TensorTree(args)...}, argnums, aux);
+    // [value, [gradients...], aux] as one tree, so Graph mode can compile the whole call.
+    autodiff::TreeFn run = [&](const std::vector<TensorTree>& a) {
+      auto r = autodiff::value_and_grad(name, tree_fn<decltype(args)...>(f), a, argnums, aux);
+      return TensorTree(std::vector<TensorTree>{TensorTree(r.value), TensorTree(r.grads), r.aux});
+    };
+    const TensorTree out = transforms::run_in_mode(core, run, {TensorTree(args)...});
+    std::vector<TensorTree> grads;
+    for (size_t i = 0; i < out[1].size(); ++i) grads.push_back(out[1][i]);
     auto g = [&] {
-      if constexpr (kMany) return many_grads<decltype(args)...>(std::move(r.grads));
-      else return one_grad<decltype(args)...>(std::move(r.grads));
+      if constexpr (kMany) return many_grads<decltype(args)...>(std::move(grads));
+      else return one_grad<decltype(args)...>(std::move(grads));
     }();
-    if constexpr (kValue && aux) return std::make_tuple(std::move(r.value), std::move(g), std::move(r.aux));
-    else if constexpr (kValue) return std::make_pair(std::move(r.value), std::move(g));
-    else if constexpr (aux) return std::make_pair(std::move(g), std::move(r.aux));
+    if constexpr (kValue && aux) return std::make_tuple(out[0].tensor(), std::move(g), out[2]);
+    else if constexpr (kValue) return std::make_pair(out[0].tensor(), std::move(g));
+    else if constexpr (aux) return std::make_pair(std::move(g), out[2]);
     else return g;
   };
 }
@@ -189,11 +195,19 @@ auto jvp(F f, const X& x, const X& t) {
 /// element) or forward mode (one jvp per input element): shape f(x).shape + x.shape.
 template <class F>
 auto jacrev(F f) {
-  return [f](const Tensor& x) { return autodiff::jacrev(f, x); };
+  return [f, core = std::make_shared<transforms::JitCore>("jacrev")](const Tensor& x) {
+    return transforms::run_in_mode(core, [&](const std::vector<TensorTree>& a) { return TensorTree(autodiff::jacrev(f, a[0].tensor())); },
+                                   {TensorTree(x)})
+        .tensor();
+  };
 }
 template <class F>
 auto jacfwd(F f) {
-  return [f](const Tensor& x) { return autodiff::jacfwd(f, x); };
+  return [f, core = std::make_shared<transforms::JitCore>("jacfwd")](const Tensor& x) {
+    return transforms::run_in_mode(core, [&](const std::vector<TensorTree>& a) { return TensorTree(autodiff::jacfwd(f, a[0].tensor())); },
+                                   {TensorTree(x)})
+        .tensor();
+  };
 }
 /// The Hessian of a scalar function of one tensor: jacfwd(jacrev(f)), shape x.shape + x.shape.
 template <class F>

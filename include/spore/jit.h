@@ -13,31 +13,9 @@
 #include <string>
 
 #include "spore/autodiff.h"
+#include "spore/mode.h"
 
 namespace spore {
-
-/// How the outermost calls run: eagerly (PyNative, the default) or compiled (Graph).
-enum class Mode : uint8_t { PyNative, Graph };
-void set_context(Mode mode);
-Mode get_mode();
-
-namespace transforms {
-/// The type-erased cache behind jit: one traced graph per signature.
-class JitCore {
- public:
-  explicit JitCore(std::string name);
-  ~JitCore();
-  TensorTree call(const autodiff::TreeFn& f, const std::vector<TensorTree>& args);
-  /// Number of traces so far (one per distinct signature).
-  int traces() const;
-  /// The text form of the graph traced for the last call's signature (for tests and dumps).
-  std::string last_graph_text() const;
-
- private:
-  struct Impl;
-  std::unique_ptr<Impl> impl_;
-};
-}  // namespace transforms
 
 /// A function traced once per signature and run as a graph.
 template <class F>

@@ -76,7 +76,8 @@ R from_tree(const TensorTree& t) {
 /// the batch (it is the same in every lane).
 template <class F>
 auto vmap(F f, VmapAxes in_axes = 0, VmapAxes out_axes = 0) {
-  return [f = std::move(f), in_axes = std::move(in_axes), out_axes = std::move(out_axes)](const auto&... args) {
+  return [f = std::move(f), in_axes = std::move(in_axes), out_axes = std::move(out_axes),
+          core = std::make_shared<transforms::JitCore>("vmap")](const auto&... args) {
     using R = std::decay_t<std::invoke_result_t<const F&, const decltype(args)&...>>;
     static_assert(std::is_same_v<R, Tensor> || std::is_same_v<R, TensorTree> || std::is_same_v<R, std::vector<Tensor>>,
                   "vmap: f must return a Tensor, a TensorTree or a std::vector<Tensor>");
@@ -86,7 +87,8 @@ auto vmap(F f, VmapAxes in_axes = 0, VmapAxes out_axes = 0) {
     static_assert(((std::is_same_v<autodiff_detail::arg_t<decltype(args)>, Tensor> ||
                     std::is_same_v<autodiff_detail::arg_t<decltype(args)>, TensorTree>) && ...),
                   "vmap: f takes Tensor or TensorTree arguments");
-    TensorTree out = transforms::vmap_call(tf, {TensorTree(args)...}, in_axes, out_axes);
+    autodiff::TreeFn run = [&](const std::vector<TensorTree>& a) { return transforms::vmap_call(tf, a, in_axes, out_axes); };
+    TensorTree out = transforms::run_in_mode(core, run, {TensorTree(args)...});
     return vmap_detail::from_tree<R>(out);
   };
 }

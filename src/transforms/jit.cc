@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
@@ -15,13 +16,18 @@
 
 namespace spore {
 namespace {
-Mode g_mode = Mode::PyNative;
+std::atomic<Mode> g_mode{Mode::PyNative};
+std::atomic<int64_t> g_traces{0};
 }  // namespace
 
-void set_context(Mode mode) { g_mode = mode; }
-Mode get_mode() { return g_mode; }
+void set_context(Mode mode) { g_mode.store(mode); }
+Mode get_mode() { return g_mode.load(); }
 
 namespace transforms {
+
+bool compiles_here() { return g_mode.load() == Mode::Graph && autodiff::active_frames().empty(); }
+int64_t total_traces() { return g_traces.load(); }
+
 namespace {
 
 bool log_jit() {
@@ -117,6 +123,7 @@ TensorTree JitCore::call(const autodiff::TreeFn& f, const std::vector<TensorTree
     t.out_structure = out;
     std::lock_guard<std::mutex> lock(impl_->mu);
     ++impl_->traces;
+    g_traces.fetch_add(1);
     if (trace.has_random()) {
       // Random ops took their keys from the generator while tracing, exactly as PyNative would
       // on this call, and the keys sit in their attributes: a cached graph would replay the

@@ -1,0 +1,59 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+// The execution mode and the jit cache behind it. PyNative (the default) runs every call
+// eagerly; in Graph mode the outermost call of a transform (grad, value_and_grad, vmap, jacrev,
+// jacfwd, hessian) made outside any trace is traced once per input signature into a graph,
+// optimized and run compiled, with no change to the model code (nested transforms pass
+// through into that graph). jit(f) compiles in either mode.
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "spore/tree.h"
+
+namespace spore {
+
+/// How the outermost calls run: eagerly (PyNative, the default) or compiled (Graph).
+enum class Mode : uint8_t { PyNative, Graph };
+void set_context(Mode mode);
+Mode get_mode();
+
+namespace autodiff {
+/// The type-erased function every transform works on: arguments and result as trees.
+using TreeFn = std::function<TensorTree(const std::vector<TensorTree>&)>;
+}  // namespace autodiff
+
+namespace transforms {
+/// The type-erased cache behind jit: one traced graph per signature.
+class JitCore {
+ public:
+  explicit JitCore(std::string name);
+  ~JitCore();
+  TensorTree call(const autodiff::TreeFn& f, const std::vector<TensorTree>& args);
+  /// Number of traces so far (one per distinct signature).
+  int traces() const;
+  /// The text form of the graph traced for the last call's signature (for tests and dumps).
+  std::string last_graph_text() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+/// True in Graph mode when no trace or tape is open in this thread: a transform called now is
+/// an outermost call and runs compiled.
+bool compiles_here();
+/// Traces made by every jit cache of the process (Graph-mode transforms included).
+int64_t total_traces();
+
+/// Runs `run` on `args`: through `core` (traced once per signature, compiled) when
+/// compiles_here(), else eagerly.
+inline TensorTree run_in_mode(const std::shared_ptr<JitCore>& core, const autodiff::TreeFn& run,
+                              const std::vector<TensorTree>& args) {
+  return compiles_here() ? core->call(run, args) : run(args);
+}
+}  // namespace transforms
+
+}  // namespace spore
