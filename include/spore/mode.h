@@ -34,7 +34,8 @@ class JitCore {
   TensorTree call(const autodiff::TreeFn& f, const std::vector<TensorTree>& args);
   /// Number of traces so far (one per distinct signature).
   int traces() const;
-  /// The text form of the graph traced for the last call's signature (for tests and dumps).
+  /// The text form of the graph run for the last call's signature: traced, then optimized by
+  /// the pass pipeline (SPORE_OPT_LEVEL; 0 shows the trace as it is).
   std::string last_graph_text() const;
 
  private:

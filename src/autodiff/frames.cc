@@ -94,7 +94,9 @@ bool write_hook(const Tensor& dst, const Tensor& value, const char* op, bool unt
   if (sd < 0) return false;
   for (int d = sd + 1; d < s.active; ++d) {
     const uint64_t uid = s.frames[d]->uid();
-    SPORE_CHECK(find_entry(dst, uid) == nullptr, "[", op,
+    // A statistics write (untracked_ok) is never differentiated, as in PyNative, where it goes
+    // straight to memory whatever tracks the tensors.
+    SPORE_CHECK(untracked_ok || find_entry(dst, uid) == nullptr, "[", op,
                 "] the destination is tracked by an open transform (grad, jvp): updating it in place would lose its "
                 "history; use the out-of-place op and keep the result");
     SPORE_CHECK(untracked_ok || find_entry(value, uid) == nullptr, "[", op,

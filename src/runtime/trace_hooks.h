@@ -26,7 +26,8 @@ struct TraceHooks {
   /// trace the write is functionalized (later reads see the new value; a graph input written
   /// becomes state, "updates input j") and this returns true; with no symbolic trace active it
   /// returns false and the caller writes eagerly. Throws when a tape or jvp frame inside the
-  /// trace tracks `dst`, or `value` unless `untracked_ok` (statistics carry no gradient).
+  /// trace tracks `dst` or `value`, unless `untracked_ok` (statistics: never differentiated, as
+  /// in PyNative).
   bool (*write)(const Tensor& dst, const Tensor& value, const char* op, bool untracked_ok) = nullptr;
 };
 

@@ -11,6 +11,7 @@
 #include "runtime/dispatch.h"
 #include "spore/jit.h"
 #include "spore/ops.h"
+#include "transforms/graph_optimizer.h"
 #include "transforms/interpreter.h"
 #include "transforms/trace.h"
 
@@ -24,6 +25,12 @@ void set_context(Mode mode) { g_mode.store(mode); }
 Mode get_mode() { return g_mode.load(); }
 
 namespace transforms {
+
+namespace {
+std::atomic<GraphOptimizer> g_optimizer{nullptr};
+}  // namespace
+void set_graph_optimizer(GraphOptimizer f) { g_optimizer.store(f); }
+GraphOptimizer graph_optimizer() { return g_optimizer.load(); }
 
 bool compiles_here() { return g_mode.load() == Mode::Graph && autodiff::active_frames().empty(); }
 int64_t total_traces() { return g_traces.load(); }
@@ -119,6 +126,7 @@ TensorTree JitCore::call(const autodiff::TreeFn& f, const std::vector<TensorTree
     auto out_leaves = out.leaves();
     Traced t;
     t.graph = trace.finish(out_leaves);
+    if (GraphOptimizer opt = graph_optimizer()) t.graph = opt(t.graph);  // the pass pipeline
     t.captured = trace.captured();
     t.out_structure = out;
     std::lock_guard<std::mutex> lock(impl_->mu);

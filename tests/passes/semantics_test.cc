@@ -1,0 +1,140 @@
+// SPDX-License-Identifier: Apache-2.0
+// The passes preserve meaning: every case of the gradient-check table is traced, optimized at
+// level 1 with the verifier on, and both graphs are interpreted: the outputs must be bitwise
+// equal (NaN matches NaN). Groundwork for issue 4's "jit == PyNative for every op".
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <cstring>
+#include <iostream>
+
+#include "autodiff/frames.h"
+#include "autodiff/grad_cases.h"
+#include "ir/printer.h"
+#include "passes/pipeline.h"
+#include "runtime/dispatch.h"
+#include "spore/spore.h"
+#include "transforms/interpreter.h"
+#include "transforms/trace.h"
+
+namespace spore::passes {
+namespace {
+
+using namespace ops;
+using Fn = std::function<std::vector<Tensor>(const std::vector<Tensor>&)>;
+
+struct Traced {
+  ir::GraphPtr graph;
+  std::vector<Tensor> inputs;  // the data inputs, then the captured tensors
+};
+
+Traced trace(const Fn& f, const std::vector<Tensor>& inputs) {
+  transforms::SymbolicTrace st("main");
+  st.allow_state();
+  std::vector<Tensor> outs;
+  {
+    autodiff::FrameGuard open(&st);
+    std::vector<Tensor> sym;
+    for (const Tensor& x : inputs) sym.push_back(st.input(runtime::type_of(x)));
+    outs = f(sym);
+  }
+  Traced t{st.finish(outs), inputs};
+  t.inputs.insert(t.inputs.end(), st.captured().begin(), st.captured().end());
+  return t;
+}
+
+bool same_bits(const Tensor& a, const Tensor& b) {
+  if (a.dtype() != b.dtype() || a.shape() != b.shape()) return false;
+  auto x = a.to(DType::Float64).to_vector<double>(), y = b.to(DType::Float64).to_vector<double>();
+  for (size_t k = 0; k < x.size(); ++k) {
+    if (std::isnan(x[k]) && std::isnan(y[k])) continue;
+    if (std::memcmp(&x[k], &y[k], sizeof(double)) != 0) return false;
+  }
+  return true;
+}
+
+// Returns how many nodes the pipeline removed, so the test can tell it did something.
+size_t check(const std::string& name, const Fn& f, const std::vector<Tensor>& inputs) {
+  SCOPED_TRACE(name);
+  Traced t = trace(f, inputs);
+  ir::GraphPtr opt = optimize(t.graph, 1);
+  auto want = transforms::interpret(*t.graph, t.inputs);
+  auto got = transforms::interpret(*opt, t.inputs);
+  EXPECT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < want.size() && i < got.size(); ++i)
+    EXPECT_TRUE(same_bits(got[i], want[i])) << "output " << i << "\nbefore:\n"
+                                            << ir::print_graph(*t.graph) << "after:\n"
+                                            << ir::print_graph(*opt);
+  return t.graph->nodes().size() - opt->nodes().size();
+}
+
+class VerifyIr : public ::testing::Test {
+ protected:
+  void SetUp() override { setenv("SPORE_VERIFY_IR", "1", 1); }
+  void TearDown() override { unsetenv("SPORE_VERIFY_IR"); }
+};
+
+using PassSemantics = VerifyIr;
+
+TEST_F(PassSemantics, EveryGradCheckCaseInterpretsBitwiseEqualAfterOptimizing) {
+  size_t removed = 0;
+  for (const auto& c : gradcheck::all_cases())
+    removed += check(c.name, [&c](const std::vector<Tensor>& x) { return std::vector<Tensor>{c.fn(x)}; }, c.inputs);
+  EXPECT_GT(removed, 0u) << "the pipeline changed no case";
+}
+
+TEST_F(PassSemantics, GradientsInterpretBitwiseEqualAfterOptimizing) {
+  // Traced backward passes are where literals, reshapes and repeated subexpressions abound.
+  // Every gradient program traces (batch_norm's running statistics become state outputs).
+  std::string skipped;
+  size_t ran = 0, removed = 0;
+  for (const auto& c : gradcheck::all_cases()) {
+    bool floating = true;
+    for (const Tensor& x : c.inputs) floating = floating && is_floating(x.dtype());
+    if (!floating) continue;
+    Fn f = [&c](const std::vector<Tensor>& x) {
+      std::vector<TensorTree> args(x.begin(), x.end());
+      std::vector<int> all(x.size());
+      for (size_t i = 0; i < x.size(); ++i) all[i] = static_cast<int>(i);
+      auto f = [&c](const std::vector<TensorTree>& y) {
+        std::vector<Tensor> ts;
+        for (const TensorTree& t : y) ts.push_back(t.tensor());
+        return TensorTree(sum(c.fn(ts)));
+      };
+      std::vector<Tensor> grads;
+      for (const TensorTree& g : autodiff::value_and_grad("grad", f, args, all, false).grads) grads.push_back(g.tensor());
+      return grads;
+    };
+    try {
+      trace(f, c.inputs);
+    } catch (const Error&) {
+      skipped += " " + c.name;
+      continue;
+    }
+    removed += check(c.name + "/grad", f, c.inputs);
+    ++ran;
+  }
+  std::cout << "[ passes   ] " << ran << " gradient programs checked, " << removed
+            << " nodes optimized away; not traceable:" << skipped << "\n";
+  EXPECT_GT(ran, 100u) << skipped;
+  EXPECT_TRUE(skipped.empty()) << "gradient programs that did not trace:" << skipped;
+  EXPECT_GT(removed, 0u);
+}
+
+TEST_F(PassSemantics, ControlFlowAndLiteralsInterpretBitwiseEqualAfterOptimizing) {
+  Tensor a = tensor({{1.5, -2.0, 0.0}, {3.0, 0.5, -1.0}}), b = tensor({{1.0, -2.0, 2.0}, {0.0, 0.5, 4.0}});
+  size_t removed = check("control_flow", [](const std::vector<Tensor>& x) {
+    Tensor c = cond(sum(x[0]) > 0.0, [](const TensorTree& t) { return TensorTree(t.tensor() * 2.0); },
+                    [](const TensorTree& t) { return TensorTree(-t.tensor()); }, x[0]).tensor();
+    Tensor s = switch_case(scalar_tensor(1, DType::Int64), {[](const TensorTree& t) { return TensorTree(t.tensor() + 1.0); },
+                                                           [](const TensorTree& t) { return TensorTree(t.tensor() * 3.0); }}, x[1]).tensor();
+    Tensor w = while_loop([](const TensorTree& t) -> Tensor { return sum(t.tensor()) < 100.0; },
+                          [](const TensorTree& t) { return TensorTree(t.tensor() * 1.0 * 2.0 + 1.0); }, abs(x[0])).tensor();
+    Tensor r = reshape(reshape(-(-x[1]), {6}), {3, 2}) / 1.0;
+    return std::vector<Tensor>{c, s, w, r, x[0] * 1.0 - 0.0, exp(x[0]) + exp(x[0])};
+  }, {a, b});
+  EXPECT_GT(removed, 0u);
+}
+
+}  // namespace
+}  // namespace spore::passes
