@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
-// User-defined derivatives and recomputation, in PyNative.
+// User-defined derivatives and recomputation.
 //  - custom_vjp(fwd, bwd): fwd(x) returns (y, residuals); grad through the function calls
 //    bwd(residuals, cotangent of y) for the cotangent of x (MindSpore's Cell.bprop). The
 //    backward's own ops are differentiated by outer transforms with the residuals as constants.
-//    Forward mode (jvp) through it is an error, as in JAX; under jit with a grad inside, it is
-//    an error for now (graph mode will hold it as a node with sub-graphs).
+//    Under jit(grad(f)) and vmap(grad(f)) the forward and the backward are traced into the
+//    graph. Forward mode (jvp) through it is an error, as in JAX, and so is grad of vmap(f)
+//    (the custom node cannot be batched yet; vmap(grad(f)) works).
 //  - checkpoint(fn): keeps only fn's inputs for the backward pass and recomputes fn there, with
 //    the random generator rewound so dropout masks replay exactly. Under jit it runs inline.
 #include <functional>

@@ -25,7 +25,9 @@
 // shape and pass the draws in as a batched argument.
 //
 // Tensors f uses without taking them as arguments (captured) are shared by every lane. In-place
-// updates (copy_, add_, ...) of traced values are refused: return the new value instead.
+// updates (copy_, add_, ...) are functionalized: a batched argument written in place is
+// updated lane by lane after the call; a shared tensor may only be written with a value every
+// lane agrees on (else a clear error).
 #include <initializer_list>
 #include <type_traits>
 #include <utility>

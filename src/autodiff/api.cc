@@ -73,6 +73,11 @@ VjpResult vjp(const char* api, const TreeFn& f, const std::vector<TensorTree>& a
   }
   // The tape is closed: what the caller gets must not look tracked by it.
   auto out_leaves = out.leaves();
+  bool any_float = false;
+  for (const Tensor& o : out_leaves) any_float = any_float || is_floating(o.dtype());
+  SPORE_CHECK(any_float, "[", api, "] the function returned no floating tensor (", out.structure_str(true),
+              "): only floating outputs can be differentiated (integer and bool values carry no gradient); return a "
+              "floating value, e.g. .to(DType::Float32) of it");
   std::vector<int64_t> out_ids(out_leaves.size());
   std::vector<TensorType> out_types(out_leaves.size());
   for (size_t i = 0; i < out_leaves.size(); ++i) {

@@ -31,6 +31,23 @@ bool same_types(std::span<const TensorType> a, std::span<const TensorType> b) {
 
 const ControlFlowAttrs& cf(const void* a) { return *static_cast<const ControlFlowAttrs*>(a); }
 
+// A sub-graph's parameters against the operands the node hands it (a run-time dimension on
+// either side matches any size).
+void check_params(const std::string& op, const ir::Graph& g, std::span<const TensorType> operands, const char* what) {
+  std::vector<TensorType> params;
+  for (const auto& p : g.params()) params.push_back(from_ir(std::get<ir::TensorType>(p.type)));
+  bool ok = params.size() == operands.size();
+  for (size_t i = 0; ok && i < params.size(); ++i) {
+    ok = params[i].dtype == operands[i].dtype && params[i].shape.size() == operands[i].shape.size();
+    for (size_t d = 0; ok && d < params[i].shape.size(); ++d) {
+      const Dim a = params[i].shape[d], b = operands[i].shape[d];
+      ok = a == b || is_symbolic(a) || is_symbolic(b);
+    }
+  }
+  SPORE_CHECK(ok, "[", op, "] ", what, " @", g.name(), " takes ", types_str(params), " but the node passes ",
+              types_str(operands), "; a control-flow node's operands must match its sub-graph's parameters");
+}
+
 void eager_branches(const void* attrs, std::span<const Tensor> in, std::vector<Tensor>& out, bool is_if) {
   const auto& a = cf(attrs);
   int64_t k = 0;
@@ -163,8 +180,12 @@ std::shared_ptr<const void> attrs_with_subgraphs(const Primitive& p, const void*
 std::vector<TensorType> control_flow_types(const Primitive& p, const ControlFlowAttrs& a,
                                            std::span<const TensorType> in) {
   const std::string& op = p.name;
+  const size_t want_graphs = &p == &scan_def() ? 1 : &p == &switch_def() ? std::max<size_t>(a.graphs.size(), 1) : 2;
+  SPORE_CHECK(a.graphs.size() == want_graphs, "[", op, "] needs ", want_graphs, " sub-graph", want_graphs == 1 ? "" : "s",
+              ", got ", a.graphs.size());
   if (&p == &if_def() || &p == &switch_def()) {
     SPORE_CHECK(!in.empty(), "[", op, "] needs a predicate or index");
+    for (size_t k = 0; k < a.graphs.size(); ++k) check_params(op, *a.graphs[k], in.subspan(1), "branch");
     if (&p == &if_def())
       SPORE_CHECK(in[0].dtype == DType::Bool && in[0].shape.empty(), "[cond] the predicate must be a 0-d bool tensor, got ",
                   dtype_name(in[0].dtype), shape_str(in[0].shape), "; compare to get one (e.g. sum(x) > 0)");
@@ -187,6 +208,8 @@ std::vector<TensorType> control_flow_types(const Primitive& p, const ControlFlow
     return first;
   }
   if (&p == &while_def()) {
+    check_params(op, *a.graphs[0], in, "cond");
+    check_params(op, *a.graphs[1], in, "body");
     auto c = cf_helpers::output_types(*a.graphs[0]);
     SPORE_CHECK(c.size() == 1 && c[0].dtype == DType::Bool && c[0].shape.empty(),
                 "[while_loop] cond_fn must return a 0-d bool tensor, got ", types_str(c));
@@ -209,6 +232,17 @@ std::vector<TensorType> control_flow_types(const Primitive& p, const ControlFlow
   // scan
   auto body = cf_helpers::output_types(*a.graphs[0]);
   const size_t nc = static_cast<size_t>(a.num_carry);
+  SPORE_CHECK(a.num_carry >= 0 && nc <= in.size() && nc <= body.size(), "[scan] num_carry=", a.num_carry,
+              " does not fit a node with ", in.size(), " operands whose body returns ", body.size(), " values");
+  std::vector<TensorType> step(in.begin(), in.begin() + static_cast<std::ptrdiff_t>(nc));
+  for (size_t i = nc; i < in.size(); ++i) {
+    SPORE_CHECK(!in[i].shape.empty(), "[scan] scanned operand ", i - nc, " is 0-d; it needs a leading axis");
+    const Dim len = in[i].shape[0];
+    SPORE_CHECK(a.length < 0 || len == a.length || is_symbolic(len), "[scan] length=", a.length, " but scanned operand ",
+                i - nc, " has ", shape_str(in[i].shape), "; every scanned operand's leading size is the length");
+    step.push_back(cf_helpers::slice_type(in[i]));
+  }
+  check_params(op, *a.graphs[0], step, "body");
   SPORE_CHECK(same_types(std::span<const TensorType>(body).first(nc), in.first(nc)), "[scan] fn changes the carry: it enters as ",
               types_str(in.first(nc)), " and leaves as ", types_str(std::span<const TensorType>(body).first(nc)),
               "; the carry must keep its dtypes and shapes");

@@ -175,6 +175,45 @@ TensorTree while_loop(const std::function<Tensor(const TensorTree&)>& cond_fn, c
   return init.with_leaves(outs);
 }
 
+namespace {
+
+// Meta tensors of one step's slice of each x (types only: an empty xs has no slice to take).
+std::vector<Tensor> slice_types(const std::vector<Tensor>& x_leaves) {
+  std::vector<Tensor> s;
+  for (const Tensor& x : x_leaves) {
+    const Shape& full = x.shape();
+    s.push_back(Tensor::empty(Shape(full.begin() + 1, full.end()), x.dtype(), kMeta));
+  }
+  return s;
+}
+
+// The ys of a scan over zero steps: fn is traced once on types to learn their structure, and
+// each is empty along a new leading axis. The generator is rewound so the trace draws nothing.
+TensorTree empty_ys(const ScanFunction& fn, const TensorTree& init, const TensorTree& xs) {
+  Generator& gen = default_generator();
+  const uint64_t seed = gen.seed(), offset = gen.offset();
+  SymbolicTrace st("scan_types", true);
+  TensorTree y;
+  {
+    autodiff::FrameGuard open(&st);
+    auto c = init.leaves();
+    for (Tensor& l : c) l = st.input(runtime::type_of(l));
+    auto x = slice_types(xs.leaves());
+    for (Tensor& l : x) l = st.input(runtime::type_of(l));
+    y = fn(init.with_leaves(c), xs.with_leaves(x)).second;
+  }
+  gen.set_state(seed, offset);
+  std::vector<Tensor> empty;
+  for (const Tensor& l : y.leaves()) {
+    Shape s{0};
+    for (Dim d : l.shape()) s.push_back(d);
+    empty.push_back(ops::zeros(s, {l.dtype()}));
+  }
+  return y.with_leaves(empty);
+}
+
+}  // namespace
+
 std::pair<TensorTree, TensorTree> scan(const ScanFunction& fn, const TensorTree& init, const TensorTree& xs,
                                        bool reverse) {
   auto x_leaves = xs.leaves();
@@ -204,11 +243,7 @@ std::pair<TensorTree, TensorTree> scan(const ScanFunction& fn, const TensorTree&
       ys.push_back(y);
     }
     if (reverse) std::reverse(ys.begin(), ys.end());
-    if (ys.empty()) {
-      // The structure of y is unknown without a call: trace fn once on meta tensors? Keep it
-      // simple: an empty scan returns an empty list of ys.
-      return {carry, TensorTree(std::vector<TensorTree>{})};
-    }
+    if (ys.empty()) return {carry, empty_ys(fn, init, xs)};
     const size_t ny = ys[0].num_leaves();
     std::vector<Tensor> stacked;
     for (size_t k = 0; k < ny; ++k) {
@@ -220,8 +255,7 @@ std::pair<TensorTree, TensorTree> scan(const ScanFunction& fn, const TensorTree&
   }
   // Traced: body(carries..., captures..., x slices...) -> (carries..., captures..., ys...).
   const size_t nc = init.num_leaves();
-  std::vector<Tensor> slice0;
-  for (const Tensor& x : x_leaves) slice0.push_back(ops::select(x, 0, 0));  // symbolic: types only
+  const std::vector<Tensor> slice0 = slice_types(x_leaves);  // the traces read types only
   TensorTree y_structure;
   std::vector<Tensor> caps;
   auto body = [&](const TensorTree& t) {

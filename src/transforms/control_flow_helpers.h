@@ -6,6 +6,7 @@
 
 #include "ir/graph.h"
 #include "runtime/dispatch.h"
+#include "spore/ops.h"
 #include "spore/tensor.h"
 #include "transforms/ir_bridge.h"
 
@@ -39,6 +40,25 @@ inline std::vector<int> float_positions(std::span<const TensorType> t) {
   for (size_t i = 0; i < t.size(); ++i)
     if (is_floating(t[i].dtype)) p.push_back(static_cast<int>(i));
   return p;
+}
+
+/// Whether a type has a dimension known only at run time (a loop's trip count).
+inline bool has_runtime_dims(const TensorType& t) {
+  for (Dim d : t.shape)
+    if (is_symbolic(d)) return true;
+  return false;
+}
+inline bool any_runtime_dims(std::span<const TensorType> ts) {
+  for (const TensorType& t : ts)
+    if (has_runtime_dims(t)) return true;
+  return false;
+}
+
+/// Zeros shaped like `t` at run time: a factory's shape is fixed when traced, so for a type with
+/// run-time dimensions the zeros are derived from `t` itself (where(t < t, t, 0) is 0 for every
+/// value, NaN and infinities included).
+inline Tensor zeros_like_at_run_time(const Tensor& t) {
+  return ops::where(ops::less(t, t), t, ops::scalar_tensor(0.0, t.dtype()));
 }
 
 /// Whether a loop body returns its input j unchanged as output j (a loop-invariant carry).

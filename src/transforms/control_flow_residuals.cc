@@ -68,6 +68,9 @@ std::shared_ptr<ControlFlowAttrs> branches(const Primitive& p, const ControlFlow
     offset.push_back(res_types.size());
     res_types.insert(res_types.end(), lins.back().residual_types.begin(), lins.back().residual_types.end());
   }
+  // A residual sized at run time (a loop's stack) cannot be zero-filled by the branches that do
+  // not make it: such nodes recompute instead.
+  if (cf_helpers::any_runtime_dims(res_types)) return nullptr;
   auto aug = std::make_shared<ControlFlowAttrs>(a);
   aug->graphs.clear();
   for (size_t k = 0; k < lins.size(); ++k)
@@ -166,6 +169,9 @@ std::shared_ptr<ControlFlowAttrs> scan(const ControlFlowAttrs& a, std::span<cons
   const std::vector<TensorType> out_types = output_types(body);
   const LoopKeep keep = loop_keep(body, nc, nx, out_types.size(), *plan);
   const Linearized lin = linearize(body, sig, plan->wrt, keep.in, keep.out);
+  // Per-step residuals sized at run time (an inner loop's stacks) differ from step to step and
+  // cannot be stacked: such loops recompute instead.
+  if (cf_helpers::any_runtime_dims(lin.residual_types)) return nullptr;
   auto aug = std::make_shared<ControlFlowAttrs>(a);
   aug->graphs = {lin.fwd};  // the residuals are extra ys: stacked per step
   plan->bwd = {reverse_body(lin, sig, nc, out_types, *plan, {})};
@@ -186,6 +192,7 @@ std::shared_ptr<ControlFlowAttrs> loop(const ControlFlowAttrs& a, std::span<cons
   plan->wrt = float_positions(sig);
   const LoopKeep keep = loop_keep(body, nc, 0, out_types.size(), *plan);
   const Linearized lin = linearize(body, sig, plan->wrt, keep.in, keep.out);
+  if (cf_helpers::any_runtime_dims(lin.residual_types)) return nullptr;  // as for scan
   // The reversed scan takes its length from its first stack; a loop with nothing to stack
   // stacks a one-byte marker per trip.
   std::vector<TensorType> marker;

@@ -5,17 +5,17 @@
 // jvp) applied to an interpretation of the original sub-graph. So one autodiff serves here too,
 // and higher orders follow: the new nodes are control-flow nodes with their own rules.
 //
-//  - if/switch/scan nodes that a tape records are built to pass their residuals out
-//    (control_flow_residuals.cc): their vjp is one if/switch over the branches' backward graphs,
-//    or one reversed scan over the stacked residuals, and recomputes nothing.
-//  - Otherwise (a node read back from text, or one differentiated again through its residual
-//    outputs) the derivative recomputes: if/switch over the branches' vjp from the operands;
-//    for scan an augmented forward scan stacks the carry entering each step and a reversed scan
-//    runs the vjp of the body over those stacks.
-//  - while (reverse mode, data-dependent trip count): an augmented forward while counts the
-//    trips and stacks the carries with a run-time-sized leading axis; a reversed scan whose
-//    length is that size runs the vjp of the body. JAX refuses this; MindSpore and TensorFlow
-//    do it. Forward mode of while is a while over (carries, tangents).
+//  - Nodes that a tape records are built to pass their residuals out
+//    (control_flow_residuals.cc): the vjp of if/switch is one if/switch over the branches'
+//    backward graphs; of scan, one reversed scan over the stacked residuals; of while (reverse
+//    mode through a data-dependent trip count, which JAX refuses and MindSpore and TensorFlow
+//    do), one reversed scan whose length is the run-time trip count. Nothing is recomputed.
+//  - Otherwise (a node read back from text, one differentiated again through its residual
+//    outputs, or one whose residuals are sized at run time, e.g. a loop inside a loop) the
+//    derivative recomputes: if/switch over the branches' vjp from the operands; scan and while
+//    by an augmented forward loop that stacks the carry entering each step and a reversed scan
+//    of the body's vjp over those stacks.
+//  - Forward mode is the same node kind over (values, tangents).
 #include <atomic>
 
 #include "autodiff/frames.h"
@@ -96,8 +96,12 @@ using cf_helpers::types_of;
 // Cotangents of the float outputs (zeros where undefined), in output order.
 std::vector<Tensor> float_cts(const VjpArgs& a, size_t begin, size_t end) {
   std::vector<Tensor> c;
-  for (size_t j = begin; j < end; ++j)
-    if (is_floating(a.out_types[j].dtype)) c.push_back(a.cotangents[j].defined() ? a.cotangents[j] : zeros_of(a.out_types[j]));
+  for (size_t j = begin; j < end; ++j) {
+    if (!is_floating(a.out_types[j].dtype)) continue;
+    if (a.cotangents[j].defined()) c.push_back(a.cotangents[j]);
+    else if (cf_helpers::has_runtime_dims(a.out_types[j])) c.push_back(cf_helpers::zeros_like_at_run_time(a.outputs[j]));
+    else c.push_back(zeros_of(a.out_types[j]));
+  }
   return c;
 }
 
@@ -264,12 +268,7 @@ void scan_vjp(const VjpArgs& a, std::span<Tensor> in_ct) {
   const size_t ny = a.out_types.size() - nc;
   std::vector<Tensor> stacks(fwd.begin() + nc + ny, fwd.end());
   // 2. The reversed scan of the body's vjp.
-  std::vector<Tensor> ct_carry;
-  for (size_t j = 0; j < nc; ++j)
-    if (is_floating(a.out_types[j].dtype)) ct_carry.push_back(a.cotangents[j].defined() ? a.cotangents[j] : zeros_of(a.out_types[j]));
-  std::vector<Tensor> ct_ys;
-  for (size_t j = nc; j < a.out_types.size(); ++j)
-    if (is_floating(a.out_types[j].dtype)) ct_ys.push_back(a.cotangents[j].defined() ? a.cotangents[j] : zeros_of(a.out_types[j]));
+  const std::vector<Tensor> ct_carry = float_cts(a, 0, nc), ct_ys = float_cts(a, nc, a.out_types.size());
   std::vector<int> x_wrt;
   for (size_t i = 0; i < xs.size(); ++i)
     if (a.needs[nc + i]) x_wrt.push_back(static_cast<int>(i));

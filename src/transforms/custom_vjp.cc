@@ -124,18 +124,26 @@ TreeFn1 custom_vjp(ForwardWithResiduals fwd, CustomBackward bwd) {
   return [fwd = std::move(fwd), bwd = std::move(bwd)](const TensorTree& x) -> TensorTree {
     auto x_leaves = x.leaves();
     if (!tracked_by_any_frame(x_leaves)) return fwd(x).first;
-    // Under a symbolic trace (jit, vmap) with no transform inside it, the forward is just traced.
-    auto frames = autodiff::active_frames();
-    bool after_symbolic = false, tape_inside_trace = false;
-    for (autodiff::Frame* f : frames) {
-      if (f->kind() == autodiff::Frame::Kind::Symbolic) after_symbolic = true;
-      else if (after_symbolic) tape_inside_trace = true;
-    }
-    if (after_symbolic && !tape_inside_trace && frames.back()->kind() == autodiff::Frame::Kind::Symbolic) return fwd(x).first;
+    const auto frames = autodiff::active_frames();
     for (autodiff::Frame* f : frames)
       SPORE_CHECK(f->kind() != autodiff::Frame::Kind::Forward, "[custom_vjp] forward mode (jvp) cannot go through a "
                   "function with a custom backward; give it no custom rule, or differentiate it in reverse mode");
+    // Under the innermost symbolic trace (jit, vmap) only tapes opened inside it can record the
+    // custom node. With none, the forward is just traced, which is right only when no tape
+    // outside the trace differentiates its result: under vmap inside grad the backward would be
+    // lost silently, so that is an error until the custom node is a batchable graph node.
     const int depth = symbolic_depth();
+    bool tape_inside = false, tape_outside = false;
+    for (int d = 0; d < static_cast<int>(frames.size()); ++d) {
+      if (frames[static_cast<size_t>(d)]->kind() != autodiff::Frame::Kind::Tape) continue;
+      (d > depth ? tape_inside : tape_outside) = true;
+    }
+    if (depth >= 0 && !tape_inside) {
+      SPORE_CHECK(!tape_outside, "[custom_vjp] a function with a custom backward is called inside vmap (or jit) that a "
+                  "grad outside differentiates; its custom backward cannot be batched yet and would be lost: put grad "
+                  "inside vmap (vmap(grad(f))) instead");
+      return fwd(x).first;
+    }
     auto caps = tracked_captures([&fwd](const TensorTree& t) { return fwd(t).first; }, x);
     SPORE_CHECK(caps.empty(), "[custom_vjp] the forward uses ", caps.size(), " tensor(s) that grad tracks without "
                 "receiving them as inputs (e.g. a captured weight of shape ", shape_str(caps.empty() ? Shape{} : caps[0].shape()),

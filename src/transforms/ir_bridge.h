@@ -15,7 +15,7 @@ void register_ir_ops();
 ir::DType to_ir(DType t);
 DType from_ir(ir::DType t);
 ir::TensorType to_ir(const TensorType& t);
-/// Only constant dimensions for now (symbolic dimensions arrive with dynamic-shape jit).
+/// Symbols become run-time dimensions (symbol_named); expressions of symbols are not supported.
 TensorType from_ir(const ir::TensorType& t);
 
 /// A literal: a weak 0-d tensor's value (C++ numbers in `x * 2.0`), stored exactly.

@@ -109,6 +109,7 @@ TEST(GradErrors, ClearMessages) {
   EXPECT_ERROR(grad([](const Tensor& x) { return argmax(x); })(tensor({1.0, 2.0})),
                "only floating outputs can be differentiated");
   EXPECT_ERROR(grad([](const Tensor& x) { return sum(x); })(tensor({1, 2})), "only floating tensors can be differentiated");
+  EXPECT_ERROR(vjp([](const Tensor& x) { return argmax(x, 0); }, tensor({1.0, 3.0})), "returned no floating tensor");
 }
 
 }  // namespace

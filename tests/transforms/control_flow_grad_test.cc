@@ -224,5 +224,86 @@ TEST(ControlFlowGrad, WhileCarriesInvariantWeightsInsteadOfStackingThem) {
   EXPECT_NE(text.find(", 2, 3]"), std::string::npos) << text;  // the state x is
 }
 
+// A while inside a cond: the loop's residuals are sized at run time, so the cond recomputes
+// rather than zero-filling them in the other branch; both branches differentiate under jit.
+TEST(ControlFlowGrad, WhileInsideCondUnderJit) {
+  auto f = [](const Tensor& a) {
+    return cond(a > 0.0, [](const TensorTree& t) { return TensorTree(newton_sqrt(t.tensor())); },
+                [](const TensorTree& t) { return TensorTree(t.tensor() * t.tensor()); }, a)
+        .tensor();
+  };
+  auto jg = jit([&](const Tensor& a) { return grad(f)(a); });
+  EXPECT_NEAR(jg(f64(4.0)).item<double>(), 0.25, 1e-9);
+  EXPECT_NEAR(jg(f64(-3.0)).item<double>(), -6.0, 1e-12);
+}
+
+// Loops in loops: a Newton while inside a scan, with a different trip count at each step.
+TEST(ControlFlowGrad, WhileInsideScanWithVaryingTripsUnderJit) {
+  auto f = [](const Tensor& as) {
+    auto [c, ys] = scan([](const TensorTree& acc, const TensorTree& a) {
+                          Tensor r = newton_sqrt(a.tensor());
+                          return std::make_pair(TensorTree(acc.tensor() + r), TensorTree(r));
+                        },
+                        TensorTree(f64(0.0)), TensorTree(as));
+    return c.tensor() + sum(ys.tensor() * ys.tensor());
+  };
+  const Tensor as = tensor({2.0, 9.0, 1000.0, 0.25});
+  const auto got = jit([&](const Tensor& a) { return grad(f)(a); })(as).to_vector<double>();
+  const auto want = grad(f)(as).to_vector<double>();
+  for (size_t i = 0; i < want.size(); ++i) {
+    EXPECT_NEAR(got[i], want[i], 1e-9) << i;
+    const double a = as.to_vector<double>()[i];
+    EXPECT_NEAR(want[i], 0.5 / std::sqrt(a) + 1.0, 1e-9) << i;  // d/da (sqrt(a) + a)
+  }
+}
+
+// grad of grad through a while whose body has a kink (relu): some residuals get no cotangent
+// in the second pass and are zero-filled at their run-time size.
+TEST(ControlFlowGrad, SecondOrderThroughWhileWithReluUnderJit) {
+  auto f = [](const Tensor& x) {
+    auto r = while_loop([](const TensorTree& c) -> Tensor { return c[1].tensor() < 3.0; },
+                        [](const TensorTree& c) {
+                          const Tensor v = c[0].tensor();
+                          return TensorTree(std::vector<TensorTree>{TensorTree(relu(v) * v + v * 0.5), TensorTree(c[1].tensor() + 1.0)});
+                        },
+                        TensorTree(std::vector<TensorTree>{TensorTree(x), TensorTree(f64(0.0))}));
+    return sum(r[0].tensor());
+  };
+  const Tensor x = tensor({0.7, -0.4});
+  auto g2 = [&](const Tensor& v) { return sum(grad(f)(v)); };
+  const auto got = jit([&](const Tensor& v) { return grad(g2)(v); })(x).to_vector<double>();
+  const auto want = grad(g2)(x).to_vector<double>();
+  for (size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(got[i], want[i], 1e-10) << i;
+}
+
+// A switch's jvp, and second order through it.
+TEST(ControlFlowGrad, SwitchForwardModeAndSecondOrder) {
+  std::vector<TreeFunction> br = {[](const TensorTree& t) { return TensorTree(sin(t.tensor())); },
+                                  [](const TensorTree& t) { return TensorTree(t.tensor() * t.tensor() * t.tensor()); }};
+  auto f = [&](const Tensor& x, const Tensor& i) { return switch_case(i, br, x).tensor(); };
+  const Tensor one = scalar_tensor(int64_t{1}, DType::Int64), zero = scalar_tensor(int64_t{0}, DType::Int64);
+  auto jt = jit([&](const Tensor& x, const Tensor& i) { return jvp([&](const Tensor& v) { return f(v, i); }, x, ones_like(x)).second; });
+  EXPECT_NEAR(jt(f64(2.0), one).item<double>(), 12.0, 1e-12);
+  EXPECT_NEAR(jt(f64(2.0), zero).item<double>(), std::cos(2.0), 1e-12);
+  auto jgg = jit([&](const Tensor& x, const Tensor& i) { return grad([&](const Tensor& v) { return grad(f)(v, i); })(x); });
+  EXPECT_NEAR(jgg(f64(2.0), one).item<double>(), 12.0, 1e-12);
+  EXPECT_NEAR(jgg(f64(2.0), zero).item<double>(), -std::sin(2.0), 1e-12);
+}
+
+// Reverse mode through a while whose counter is an integer carry.
+TEST(ControlFlowGrad, WhileWithIntegerCounter) {
+  auto f = [](const Tensor& x) {
+    auto r = while_loop([](const TensorTree& c) -> Tensor { return c[1].tensor() < int64_t{3}; },
+                        [](const TensorTree& c) {
+                          return TensorTree(std::vector<TensorTree>{TensorTree(c[0].tensor() * c[0].tensor()),
+                                                                    TensorTree(c[1].tensor() + int64_t{1})});
+                        },
+                        TensorTree(std::vector<TensorTree>{TensorTree(x), TensorTree(scalar_tensor(int64_t{0}, DType::Int64))}));
+    return r[0].tensor();  // x^8
+  };
+  EXPECT_NEAR(grad(f)(f64(1.1)).item<double>(), 8 * std::pow(1.1, 7), 1e-10);
+  EXPECT_NEAR(jit([&](const Tensor& x) { return grad(f)(x); })(f64(1.1)).item<double>(), 8 * std::pow(1.1, 7), 1e-10);
+}
+
 }  // namespace
 }  // namespace spore

@@ -101,6 +101,29 @@ TEST(ControlFlow, ClearErrors) {
         .tensor();
   };
   EXPECT_ERROR(grow(tensor({1.0})), "body_fn changes the carried values");
+  EXPECT_ERROR(jit(grow)(tensor({1.0})), "body_fn changes the carried values");
+}
+
+// A scan over zero steps returns the carry as it is and ys empty along a new leading axis,
+// shaped from one trace of fn, in both modes.
+TEST(ControlFlow, EmptyScanHasTypedEmptyYs) {
+  auto f = [](const Tensor& xs) {
+    auto [c, ys] = scan([](const TensorTree& acc, const TensorTree& x) {
+                          Tensor n = acc.tensor() + x.tensor();
+                          return std::make_pair(TensorTree(n), TensorTree(std::vector<TensorTree>{TensorTree(n * 2.0), TensorTree(sum(n) > 0.0)}));
+                        },
+                        TensorTree(ones({3})), TensorTree(xs));
+    return std::vector<Tensor>{c.tensor(), ys[0].tensor(), ys[1].tensor()};
+  };
+  const Tensor empty = zeros({0, 3});
+  for (const auto& r : {f(empty), jit(f)(empty)}) {
+    ASSERT_EQ(r.size(), 3u);
+    EXPECT_EQ(r[0].to_vector<float>(), std::vector<float>(3, 1.0f));
+    EXPECT_EQ(r[1].shape(), Shape({0, 3}));
+    EXPECT_EQ(r[2].shape(), Shape({0}));
+    EXPECT_EQ(r[2].dtype(), DType::Bool);
+  }
+  EXPECT_EQ(jit(f)(ones({2, 3}))[1].shape(), Shape({2, 3}));
 }
 
 }  // namespace

@@ -86,6 +86,7 @@ TEST(Jit, PassesThroughInsideGrad) {
 TEST(Jit, ReadingATracedValueIsAnError) {
   auto jf = jit([](const Tensor& x) { return x.item<float>() > 0 ? x : -x; });
   EXPECT_ERROR(jf(tensor({1.0})), "cond");
+  EXPECT_ERROR(jf(tensor({1.0})), "while_loop");
 }
 
 }  // namespace
