@@ -5,6 +5,12 @@
 // jacfwd, hessian) made outside any trace is traced once per input signature into a graph,
 // optimized and run compiled, with no change to the model code (nested transforms pass
 // through into that graph). jit(f) compiles in either mode.
+//
+// As with jit, tensors a transformed function captures are bound by reference to the tensor
+// object: rebinding a captured variable to a new tensor needs a new transformed function. A
+// temporary, `grad(f)(x)` written inline, owns a fresh cache and traces on every call: keep the
+// transformed function (`auto g = grad(f);`) to reuse its graph. vjp, jvp and hvp are direct
+// calls with no function object to own a cache, and run eagerly.
 #include <cstdint>
 #include <functional>
 #include <memory>

@@ -34,6 +34,7 @@ int64_t trailing_axis(const char* op, const Tensor& x, const Shape& normalized_s
 // Writes `value` (the new running statistic, any float dtype) into `dst`'s own storage, element
 // by element through its strides, and bumps the storage version so saved copies see the change.
 void write_running(Tensor& dst, const Tensor& value) {
+  if (runtime::tls_statistics_frozen != 0) return;  // a recomputation: the forward made this update
   // Under jit or vmap the trace functionalizes the write: the statistics become state outputs
   // ("updates input j") that the caller writes back after the run.
   if (runtime::tls_open_traces != 0 && runtime::trace_hooks().write != nullptr &&

@@ -34,6 +34,16 @@ struct TraceHooks {
 /// Number of traces and tapes open in this thread.
 inline thread_local int tls_open_traces = 0;
 
+/// While alive, ops that update running statistics in place (BatchNorm) leave them as they are:
+/// a recomputation (checkpoint's backward) replays a forward whose updates were already made.
+inline thread_local int tls_statistics_frozen = 0;
+struct StatisticsFrozen {
+  StatisticsFrozen() { ++tls_statistics_frozen; }
+  ~StatisticsFrozen() { --tls_statistics_frozen; }
+  StatisticsFrozen(const StatisticsFrozen&) = delete;
+  StatisticsFrozen& operator=(const StatisticsFrozen&) = delete;
+};
+
 void set_trace_hooks(const TraceHooks& hooks);
 const TraceHooks& trace_hooks();
 

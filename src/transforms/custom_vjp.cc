@@ -9,6 +9,7 @@
 #include "autodiff/rules.h"
 #include "autodiff/tape.h"
 #include "runtime/dispatch.h"
+#include "runtime/trace_hooks.h"
 #include "transforms/trace.h"
 #include "spore/autodiff.h"
 #include "spore/custom_vjp.h"
@@ -105,11 +106,17 @@ std::vector<Tensor> tracked_captures(const TreeFn1& fn, const TensorTree& x) {
   Generator& gen = default_generator();
   const uint64_t seed = gen.seed(), offset = gen.offset();
   transforms::SymbolicTrace st("captures", true);
-  {
+  st.allow_state();  // in-place writes (BatchNorm statistics) are traced, not made
+  try {
     autodiff::FrameGuard open(&st);
     auto leaves = x.leaves();
     for (auto& l : leaves) l = st.input(runtime::type_of(l));
     (void)fn(x.with_leaves(leaves));
+  } catch (const Error& e) {
+    gen.set_state(seed, offset);
+    throw Error(detail::cat("[custom_vjp/checkpoint] the function is traced once on types to find the tensors it "
+                            "captures, and that trace failed: ", e.what(), ". Inside checkpoint and custom_vjp, branch "
+                            "with cond/where rather than on values read in C++ (item())"));
   }
   gen.set_state(seed, offset);
   std::vector<Tensor> out;
@@ -196,6 +203,8 @@ TreeFn1 checkpoint(TreeFn1 fn) {
       Generator& g = default_generator();
       const uint64_t s0 = g.seed(), o0 = g.offset();
       g.set_state(seed, offset);
+      // The forward already updated running statistics; the recomputation must not again.
+      runtime::StatisticsFrozen frozen;
       autodiff::Tape tape;
       std::vector<int64_t> wanted;
       std::vector<TensorType> types;

@@ -83,6 +83,24 @@ TEST(Checkpoint, RecomputeReplaysTheDropoutMask) {
 namespace spore {
 namespace {
 
+// A checkpointed block with BatchNorm in training: the running statistics are updated once (by
+// the forward, not again by the recomputation), and the gradient is the plain one.
+TEST(Checkpoint, BatchNormStatisticsUpdateOnce) {
+  const Tensor x = tensor({{1.0, 2.0}, {3.0, -1.0}, {0.5, 0.25}});
+  Tensor rm = zeros({2}, {DType::Float64}), rv = ones({2}, {DType::Float64});
+  Tensor rm_plain = zeros({2}, {DType::Float64}), rv_plain = ones({2}, {DType::Float64});
+  auto block = checkpoint([&](const TensorTree& t) { return TensorTree(tanh(batch_norm(t.tensor(), {}, {}, rm, rv, true, 0.1))); });
+  const Tensor g = grad([&](const Tensor& v) { return sum(block(v).tensor() * v); })(x);
+  const Tensor want = grad([&](const Tensor& v) { return sum(tanh(batch_norm(v, {}, {}, rm_plain, rv_plain, true, 0.1)) * v); })(x);
+  EXPECT_EQ(g.to_vector<double>(), want.to_vector<double>());
+  EXPECT_EQ(rm.to_vector<double>(), rm_plain.to_vector<double>());
+  EXPECT_EQ(rv.to_vector<double>(), rv_plain.to_vector<double>());
+  EXPECT_NE(rm.to_vector<double>()[0], 0.0);
+  // Values read in C++ inside a checkpoint get a message that says what to do.
+  auto reads = checkpoint([](const TensorTree& t) { return TensorTree(t.tensor().item<double>() > 0 ? t.tensor() : -t.tensor()); });
+  EXPECT_ERROR(grad([&](const Tensor& v) { return sum(reads(v).tensor()); })(tensor({2.0})), "branch with cond/where");
+}
+
 TEST(Checkpoint, CapturedWeightsGetTheirGradients) {
   using namespace ops;
   auto f = [](const Tensor& w, const Tensor& x) {
