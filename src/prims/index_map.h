@@ -5,6 +5,7 @@
 // per-axis table that maps each output coordinate to a source offset (in elements) or to "fill";
 // a table per axis keeps the inner loop to one add and one load, whatever the mapping is
 // (identity, reversal, rotation, reflection, clamping, constant border).
+#include <algorithm>
 #include <cstring>
 #include <limits>
 #include <vector>
@@ -44,6 +45,27 @@ inline void move_row(const char* src, char* dst, const int64_t* tab, int64_t n, 
     d[j * dst_stride] = v;
   }
 }
+/// dst[j * dst_stride] = *value for j in [0, n): a typed loop (one memcpy call per element, with
+/// its size known only at run time, is ~10x slower).
+template <class W>
+inline void fill_row(char* dst, int64_t n, int64_t dst_stride, const char* value) {
+  W v;
+  std::memcpy(&v, value, sizeof(W));
+  W* d = reinterpret_cast<W*>(dst);
+  if (dst_stride == 1) std::fill(d, d + n, v);
+  else
+    for (int64_t j = 0; j < n; ++j) d[j * dst_stride] = v;
+}
+inline void fill_row(char* dst, int64_t n, int64_t dst_stride, const char* value, size_t esz) {
+  switch (esz) {
+    case 1: fill_row<uint8_t>(dst, n, dst_stride, value); break;
+    case 2: fill_row<uint16_t>(dst, n, dst_stride, value); break;
+    case 4: fill_row<uint32_t>(dst, n, dst_stride, value); break;
+    case 8: fill_row<uint64_t>(dst, n, dst_stride, value); break;
+    default:
+      for (int64_t j = 0; j < n; ++j) std::memcpy(dst + j * dst_stride * static_cast<int64_t>(esz), value, esz);
+  }
+}
 }  // namespace move_detail
 
 /// dst[o] = src[sum_d tab[d][o_d]] over the block `shape` (dst strides in elements, any).
@@ -69,6 +91,10 @@ inline void table_copy(const void* src, void* dst, const int64_t* dst_strides, c
   // A contiguous identity last axis (both sides stride 1) copies whole rows with memcpy.
   bool run = ds_last == 1;
   for (int64_t j = 0; run && j < inner; ++j) run = last[j] == last[0] + j && last[0] != kFillOffset;
+  // A broadcast (stride-0) last axis repeats one source element along the row, e.g. the zeros
+  // a slice's vjp places its cotangent between.
+  bool splat = inner > 1 && last[0] != kFillOffset;
+  for (int64_t j = 1; splat && j < inner; ++j) splat = last[j] == last[0];
   runtime::parallel_for(rows, std::max<int64_t>(1, runtime::kParallelGrain / inner), [&](int64_t rb, int64_t re) {
     for (int64_t r = rb; r < re; ++r) {
       int64_t soff = 0, doff = 0, rem = r;
@@ -83,10 +109,14 @@ inline void table_copy(const void* src, void* dst, const int64_t* dst_strides, c
       }
       char* drow = o + doff * static_cast<int64_t>(esz);
       if (fill_row) {
-        for (int64_t j = 0; j < inner; ++j) std::memcpy(drow + j * ds_last * static_cast<int64_t>(esz), fillp, esz);
+        move_detail::fill_row(drow, inner, ds_last, fillp, esz);
         continue;
       }
       const char* srow = s + soff * static_cast<int64_t>(esz);
+      if (splat) {
+        move_detail::fill_row(drow, inner, ds_last, srow + last[0] * static_cast<int64_t>(esz), esz);
+        continue;
+      }
       if (run) {
         std::memcpy(drow, srow + last[0] * static_cast<int64_t>(esz), static_cast<size_t>(inner) * esz);
         continue;

@@ -72,19 +72,21 @@ void slice_vjp(const VjpArgs& a, std::span<Tensor> in) {
   }
   // Placing into zeros by concatenation: a copy of contiguous blocks, ~3x faster than the
   // general pad kernel on the common case (chunk/split of an LSTM's gates); concat's own rules
-  // (slices) keep it differentiable.
+  // (slices) keep it differentiable. The zeros are one scalar broadcast (a stride-0 view that
+  // concat fills rows from), not materialized blocks.
+  const Tensor zero = ops::zeros({}, {g.dtype()});
   for (size_t i = 0; i < xs.size(); ++i) {
     if (before[i] == 0 && after[i] == 0) continue;
     std::vector<Tensor> parts;
     Shape zs = g.shape();
     if (before[i] > 0) {
       zs[i] = before[i];
-      parts.push_back(ops::zeros(zs, {g.dtype()}));
+      parts.push_back(ops::broadcast_to(zero, zs));
     }
     parts.push_back(g);
     if (after[i] > 0) {
       zs[i] = after[i];
-      parts.push_back(ops::zeros(zs, {g.dtype()}));
+      parts.push_back(ops::broadcast_to(zero, zs));
     }
     g = ops::concat(parts, static_cast<int64_t>(i));
   }
