@@ -282,6 +282,8 @@ std::vector<std::string> check_second_order(const GradCase& c) {
     auto rof_fn = [&](const std::vector<TensorTree>& a) { return TensorTree(sum(pushforward(c, tensors(a), pos, v) * w)); };
     auto rof = autodiff::vjp("gradcheck", rof_fn, args, pos, false, false);
     const auto hv2 = leaves_of(rof.pullback(TensorTree(ones_like(rof.out.tensor()))));
+    // Forward over forward: jvp along d of x -> <w, J(x) v>.
+    const double x_fof = autodiff::jvp("gradcheck", rof_fn, args, tangents).second.tensor().item<double>();
 
     double s_ror = 0, s_for = 0, s_rof = 0, x_ror = 0, x_for = 0, x_rof = 0, size = 0;
     const auto g = G(c.inputs);
@@ -294,8 +296,10 @@ std::vector<std::string> check_second_order(const GradCase& c) {
     expect_fd(fails, x_ror, fd, c.fd_rtol, "reverse-over-reverse d^T H v");
     expect_fd(fails, x_for, fd, c.fd_rtol, "forward-over-reverse v^T H d");
     expect_fd(fails, x_rof, fd, c.fd_rtol, "reverse-over-forward d^T H v");
+    expect_fd(fails, x_fof, fd, c.fd_rtol, "forward-over-forward d^T H v");
     expect_agree(fails, x_for, x_ror, std::max(s_for, s_ror), size, "forward-over-reverse against reverse-over-reverse");
     expect_agree(fails, x_rof, x_ror, std::max(s_rof, s_ror), size, "reverse-over-forward against reverse-over-reverse");
+    expect_agree(fails, x_fof, x_ror, std::max(s_rof, s_ror), size, "forward-over-forward against reverse-over-reverse");
   });
 }
 

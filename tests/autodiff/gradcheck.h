@@ -14,7 +14,7 @@
 // |value - reference| <= fd_rtol * S + R + E; the reference itself is rejected (the case fails,
 // saying so) when E > fd_rtol * S + R: a kink within the step, or a kernel that is not
 // float64-accurate.
-// Analytic values computed two ways (jvp against vjp; the three second-order products) agree
+// Analytic values computed two ways (jvp against vjp; the four second-order products) agree
 // to kAgreeRtol of the larger sum of |terms| of the two inner products plus sum |w * F(x)|:
 // only rounding separates them.
 #include <set>
@@ -47,8 +47,9 @@ std::vector<std::string> check_coverage(const GradCase& c);
 std::vector<std::string> check_first_order(const GradCase& c);
 /// All inputs at once: <w, J d> from one jvp equals <J^T w, d> from one vjp.
 std::vector<std::string> check_jvp_vjp_agree(const GradCase& c);
-/// When c.order >= 2: v^T H d of L = <w, fn> by reverse-over-reverse, forward-over-reverse and
-/// reverse-over-forward, each against finite differences of the gradient and against each other.
+/// When c.order >= 2: v^T H d of L = <w, fn> by reverse-over-reverse, forward-over-reverse,
+/// reverse-over-forward and forward-over-forward, each against finite differences of the gradient
+/// and against reverse-over-reverse.
 std::vector<std::string> check_second_order(const GradCase& c);
 
 }  // namespace spore::gradcheck

@@ -112,12 +112,14 @@ TEST(GradCheck, ChecksCatchWrongRules) {
     EXPECT_TRUE(mentions(second, "reverse-over-reverse d^T H v")) << "a vjp that is not differentiable passed";
     EXPECT_TRUE(mentions(second, "forward-over-reverse v^T H d"));
     EXPECT_FALSE(mentions(second, "reverse-over-forward d^T H v"));
+    EXPECT_FALSE(mentions(second, "forward-over-forward d^T H v"));  // never reads the vjp
   }
   {
     SwapRules wrong("sin", sin_jvp_flat, nullptr);
     EXPECT_TRUE(check_first_order(c).empty());
     auto second = check_second_order(c);
     EXPECT_TRUE(mentions(second, "reverse-over-forward d^T H v")) << "a jvp that is not differentiable passed";
+    EXPECT_TRUE(mentions(second, "forward-over-forward d^T H v")) << "jvp of a flat jvp passed";
     EXPECT_FALSE(mentions(second, "reverse-over-reverse d^T H v"));
   }
   // Restored.
