@@ -40,19 +40,34 @@ namespace spore {
 /// Batch axes: one per argument (in_axes) or per output leaf (out_axes), or one value for all.
 /// -1 means "not batched": an argument shared by every lane, or an output that is the same in
 /// every lane (an error if it depends on a batched argument).
+///
+/// Per-leaf axes are TensorTrees: for in_axes one tree per argument, for out_axes one tree for
+/// the whole output. A static int leaf gives the axis of every tensor leaf beneath it (None:
+/// -1); lists and dicts mirror the value's structure, e.g. a parameter dict whose weights are
+/// shared and whose biases are batched:
+///   vmap(f, {TensorTree::dict({{"w", TensorTree::leaf(int64_t{-1})}, {"b", TensorTree::leaf(int64_t{0})}}),
+///            TensorTree::leaf(int64_t{0})})
 class VmapAxes {
  public:
   VmapAxes(int axis) : axes_{axis}, all_(true) {}  // NOLINT: one axis for every argument
   VmapAxes(std::initializer_list<int> axes) : axes_(axes) {}
   VmapAxes(std::vector<int> axes) : axes_(std::move(axes)) {}  // NOLINT
+  VmapAxes(std::initializer_list<TensorTree> trees) : trees_(trees) {}
+  VmapAxes(std::vector<TensorTree> trees) : trees_(std::move(trees)) {}  // NOLINT
   /// True when one value applies to every entry.
   bool all() const { return all_; }
-  /// The axis of entry i (the one value when all()).
+  /// True when given as trees (per-leaf axes).
+  bool per_leaf() const { return !trees_.empty(); }
+  /// The axis of entry i (the one value when all()); not for per-leaf trees.
   int at(size_t i) const { return all_ ? axes_[0] : axes_[i]; }
-  size_t size() const { return axes_.size(); }
+  size_t size() const { return trees_.empty() ? axes_.size() : trees_.size(); }
+  /// The axis of every tensor leaf of `value`, entry i's (`what` names in_axes or out_axes in
+  /// messages; a tree that does not fit the value's structure is an error).
+  std::vector<int> leaf_axes(size_t i, const TensorTree& value, const char* what) const;
 
  private:
   std::vector<int> axes_;
+  std::vector<TensorTree> trees_;
   bool all_ = false;
 };
 

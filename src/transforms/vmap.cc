@@ -32,18 +32,52 @@ struct Batch {
 };
 
 // Per argument and leaf: the batch axis (-1: not batched). Checks ranges and batch sizes.
+// Matches an axes tree against a value's structure, appending one axis per tensor leaf.
+void match_axes(const TensorTree& axes, const TensorTree& value, const std::string& path, const char* what,
+                std::vector<int>& out) {
+  using K = TensorTree::Kind;
+  if (axes.kind() == K::None || axes.kind() == K::Static) {
+    int axis = -1;
+    if (axes.kind() == K::Static) {
+      const auto* v = std::get_if<int64_t>(&axes.static_value());
+      SPORE_CHECK(v != nullptr, "[vmap] ", what, path, " is not an integer axis; give an int (-1: not batched)");
+      axis = static_cast<int>(*v);
+    }
+    out.insert(out.end(), value.num_leaves(), axis);
+    return;
+  }
+  SPORE_CHECK(axes.kind() == value.kind() && (axes.is_list() || axes.is_dict()), "[vmap] ", what, path, " has structure ",
+              axes.structure_str(), " but the value there is ", value.structure_str(true),
+              "; give an int for all of it, or mirror its lists and dicts");
+  if (axes.is_list()) {
+    SPORE_CHECK(axes.size() == value.size(), "[vmap] ", what, path, " lists ", axes.size(), " axes for a list of ",
+                value.size());
+    for (size_t k = 0; k < value.size(); ++k) match_axes(axes[k], value[k], detail::cat(path, "[", k, "]"), what, out);
+    return;
+  }
+  for (const auto& [key, sub] : value.items()) {
+    bool found = false;
+    for (const auto& item : axes.items()) found = found || item.first == key;
+    SPORE_CHECK(found, "[vmap] ", what, path, " has no entry for key '", key, "' of the value ", value.structure_str());
+    match_axes(axes[key], sub, detail::cat(path, "[", key, "]"), what, out);
+  }
+  SPORE_CHECK(axes.size() == value.size(), "[vmap] ", what, path, " names keys the value ", value.structure_str(),
+              " does not have");
+}
+
 std::vector<std::vector<int>> leaf_axes(const std::vector<TensorTree>& args, const VmapAxes& in_axes, Batch& batch) {
   SPORE_CHECK(in_axes.all() || in_axes.size() == args.size(), "[vmap] in_axes has ", in_axes.size(),
               " entries but the function was called with ", args.size(), " argument", args.size() == 1 ? "" : "s",
               "; give one axis per argument (-1: not batched), or one axis for all of them");
   std::vector<std::vector<int>> axes(args.size());
   for (size_t i = 0; i < args.size(); ++i) {
-    const int ax = in_axes.at(i);
-    SPORE_CHECK(ax >= -1, "[vmap] in_axes[", i, "] is ", ax,
-                "; give a batch axis counted from 0, or -1 for an argument shared by every lane");
     const auto leaves = args[i].leaves();
+    const std::vector<int> per_leaf = in_axes.leaf_axes(i, args[i], "in_axes");
     for (size_t l = 0; l < leaves.size(); ++l) {
       const Tensor& t = leaves[l];
+      const int ax = per_leaf[l];
+      SPORE_CHECK(ax >= -1, "[vmap] in_axes[", i, "] is ", ax,
+                  "; give a batch axis counted from 0, or -1 for an argument shared by every lane");
       axes[i].push_back(ax);
       if (ax < 0) continue;
       SPORE_CHECK(ax < t.dim(), "[vmap] in_axes[", i, "] = ", ax, " is out of range for ", arg_name(i, l, leaves.size()),
@@ -66,11 +100,11 @@ std::vector<std::vector<int>> leaf_axes(const std::vector<TensorTree>& args, con
 
 // An empty batch stacks no lanes: every output is empty along its batch axis (no rule runs, so
 // none has to handle a zero-size batch).
-TensorTree empty_batch(const ir::Graph& g, const TensorTree& out, const VmapAxes& out_axes, size_t n_out) {
+TensorTree empty_batch(const ir::Graph& g, const TensorTree& out, const std::vector<int>& out_ax) {
   std::vector<Tensor> leaves;
-  for (size_t j = 0; j < n_out; ++j) {
+  for (size_t j = 0; j < out_ax.size(); ++j) {
     const TensorType t = from_ir(std::get<ir::TensorType>(g.type_of(g.outputs()[j].value)));
-    const int ax = out_axes.at(j);
+    const int ax = out_ax[j];
     SPORE_CHECK(ax >= 0 && ax <= static_cast<int>(t.shape.size()), "[vmap] out_axes[", j, "] = ", ax,
                 " cannot place the batch axis of output ", j, " (per-example shape ", shape_str(t.shape),
                 ") for an empty batch; give an axis in [0, ", t.shape.size(), "]");
@@ -147,10 +181,18 @@ TensorTree vmap_call(const autodiff::TreeFn& f, const std::vector<TensorTree>& a
   size_t n_out = g->outputs().size();  // the function's results; state updates follow them
   for (size_t j = 0; j < g->outputs().size(); ++j)
     if (g->outputs()[j].updates) n_out = std::min(n_out, j);
-  SPORE_CHECK(out_axes.all() || out_axes.size() == n_out, "[vmap] out_axes has ", out_axes.size(),
-              " entries but the function returned ", n_out, " tensor", n_out == 1 ? "" : "s",
-              "; give one axis per output tensor, or one axis for all of them");
-  if (batch.size == 0) return empty_batch(*g, out, out_axes, n_out);  // no lane writes anything
+  std::vector<int> out_ax;  // per output leaf
+  if (out_axes.per_leaf()) {
+    SPORE_CHECK(out_axes.size() == 1, "[vmap] out_axes given as trees is one tree for the whole output, got ",
+                out_axes.size());
+    out_ax = out_axes.leaf_axes(0, out, "out_axes");
+  } else {
+    SPORE_CHECK(out_axes.all() || out_axes.size() == n_out, "[vmap] out_axes has ", out_axes.size(),
+                " entries but the function returned ", n_out, " tensor", n_out == 1 ? "" : "s",
+                "; give one axis per output tensor, or one axis for all of them");
+    for (size_t j = 0; j < n_out; ++j) out_ax.push_back(out_axes.at(j));
+  }
+  if (batch.size == 0) return empty_batch(*g, out, out_ax);  // no lane writes anything
 
   // Run it on the batch: batched arguments with their batch axis in front, the rest shared.
   std::vector<BatchedValue> inputs;
@@ -168,7 +210,7 @@ TensorTree vmap_call(const autodiff::TreeFn& f, const std::vector<TensorTree>& a
 
   std::vector<Tensor> leaves;
   for (size_t j = 0; j < result.size(); ++j) {
-    const int ax = out_axes.at(j);
+    const int ax = out_ax[j];
     if (ax == -1) {
       SPORE_CHECK(!result[j].batched, "[vmap] out_axes[", j, "] is -1 (not batched) but output ", j,
                   " depends on a batched argument, so it differs between lanes; give it a batch axis");
@@ -185,3 +227,14 @@ TensorTree vmap_call(const autodiff::TreeFn& f, const std::vector<TensorTree>& a
 }
 
 }  // namespace spore::transforms
+
+namespace spore {
+
+std::vector<int> VmapAxes::leaf_axes(size_t i, const TensorTree& value, const char* what) const {
+  if (trees_.empty()) return std::vector<int>(value.num_leaves(), at(i));
+  std::vector<int> out;
+  transforms::match_axes(trees_[i], value, detail::cat("[", i, "]"), what, out);
+  return out;
+}
+
+}  // namespace spore

@@ -369,6 +369,34 @@ TEST(Vmap, TreesAndSharedArguments) {
   EXPECT_EQ(c.shape(), Shape({3, 2}));
 }
 
+// Per-leaf axes as TensorTrees: a parameter dict whose weight is shared and whose bias is
+// batched along axis 1, and a per-leaf out_axes tree.
+TEST(Vmap, PerLeafAxesAsTrees) {
+  auto ax = [](int64_t v) { return TensorTree::leaf(v); };
+  const Tensor w = oracle::rand_tensor({2, 2}, DType::Float64, 71), bias = oracle::rand_tensor({2, 3}, DType::Float64, 72);
+  const Tensor xs = oracle::rand_tensor({3, 2}, DType::Float64, 73);
+  const TensorTree params = TensorTree::dict({{"w", TensorTree(w)}, {"b", TensorTree(bias)}});
+  auto f = [](const TensorTree& p, const Tensor& x) {
+    Tensor y = matmul(x.reshape({1, 2}), p["w"].tensor()).reshape({2}) + p["b"].tensor();
+    return TensorTree(std::vector<TensorTree>{TensorTree(y), TensorTree(p["w"].tensor() * 2.0)});
+  };
+  const VmapAxes in{TensorTree::dict({{"w", ax(-1)}, {"b", ax(1)}}), ax(0)};
+  const VmapAxes out{TensorTree(std::vector<TensorTree>{ax(1), ax(-1)})};
+  const TensorTree r = vmap(f, in, out)(params, xs);
+  ASSERT_EQ(r[0].tensor().shape(), Shape({2, 3}));  // lanes along axis 1, as out_axes asked
+  ASSERT_EQ(r[1].tensor().shape(), Shape({2, 2}));  // shared
+  for (int64_t k = 0; k < 3; ++k) {
+    const Tensor want = matmul(xs[k].reshape({1, 2}), w).reshape({2}) + select(bias, 1, k);
+    EXPECT_TRUE(close(select(r[0].tensor(), 1, k), want)) << k;
+  }
+  EXPECT_TRUE(close(r[1].tensor(), w * 2.0));
+  // A tree that does not fit the value says where.
+  const VmapAxes bad{TensorTree::dict({{"w", ax(-1)}}), ax(0)};
+  EXPECT_ERROR(vmap(f, bad)(params, xs), "[vmap] in_axes[0] has no entry for key 'b'");
+  const VmapAxes bad_kind{TensorTree(std::vector<TensorTree>{ax(0), ax(0)}), ax(0)};
+  EXPECT_ERROR(vmap(f, bad_kind)(params, xs), "in_axes[0] has structure");
+}
+
 // ---- control flow -------------------------------------------------------------------------------
 
 Tensor signed_scale(const Tensor& x) {
