@@ -8,9 +8,10 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <functional>
-#include <string_view>
 #include <sstream>
+#include <string_view>
 #include <string>
 #include <tuple>
 #include <type_traits>
@@ -51,6 +52,22 @@ size_t hash_value(const M& v) {
     size_t h = v.size();
     for (auto x : v) hash_combine(h, hash_value(x));
     return h;
+  }
+}
+
+// Attribute equality is on values as printed: floats by bit pattern, so -0.0 differs from 0.0
+// (CSE must not merge them) and a NaN equals itself (a graph equals its own round trip).
+template <class M>
+bool same_value(const M& a, const M& b) {
+  if constexpr (std::is_floating_point_v<M>) {
+    return std::memcmp(&a, &b, sizeof(M)) == 0;
+  } else if constexpr (std::is_enum_v<M> || std::is_arithmetic_v<M> || std::is_same_v<M, std::string>) {
+    return a == b;
+  } else {  // SmallVec
+    if (a.size() != b.size()) return false;
+    for (size_t i = 0; i < a.size(); ++i)
+      if (!same_value(a[i], b[i])) return false;
+    return true;
   }
 }
 
@@ -210,7 +227,8 @@ size_t attrs_hash(const A& a) {
 
 template <class A>
 bool attrs_equal(const A& a, const A& b) {
-  return std::apply([&](auto... f) { return ((a.*(f.member) == b.*(f.member)) && ...); }, A::fields());
+  return std::apply([&](auto... f) { return (attr_detail::same_value(a.*(f.member), b.*(f.member)) && ...); },
+                    A::fields());
 }
 
 /// "axes=[0, 1], keepdims=true"

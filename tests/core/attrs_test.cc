@@ -1,0 +1,35 @@
+// SPDX-License-Identifier: Apache-2.0
+// Attribute structs: equality is on the values as printed (floats by bit pattern), so passes that
+// merge equal nodes never merge -0.0 with 0.0, and a graph with a NaN attribute equals itself.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "core/attrs.h"
+
+namespace spore {
+namespace {
+
+struct TestAttrs {
+  double f = 0;
+  int64_t i = 0;
+  std::vector<double> v;
+  static constexpr auto fields() {
+    return std::make_tuple(field("f", &TestAttrs::f), field("i", &TestAttrs::i), field("v", &TestAttrs::v));
+  }
+};
+
+TEST(Attrs, EqualityIsBitwiseOnFloats) {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  EXPECT_TRUE(attrs_equal(TestAttrs{1.5, 2, {0.25}}, TestAttrs{1.5, 2, {0.25}}));
+  EXPECT_FALSE(attrs_equal(TestAttrs{-0.0, 0, {}}, TestAttrs{0.0, 0, {}}));
+  EXPECT_FALSE(attrs_equal(TestAttrs{0, 0, {-0.0}}, TestAttrs{0, 0, {0.0}}));
+  EXPECT_TRUE(attrs_equal(TestAttrs{nan, 0, {nan}}, TestAttrs{nan, 0, {nan}}));
+  EXPECT_FALSE(attrs_equal(TestAttrs{1, 2, {1, 2}}, TestAttrs{1, 2, {1}}));
+  EXPECT_FALSE(attrs_equal(TestAttrs{1, 2, {}}, TestAttrs{1, 3, {}}));
+}
+
+}  // namespace
+}  // namespace spore
