@@ -30,10 +30,11 @@ bool env_is(const char* name, std::string_view value) {
 
 bool verify_after_each_pass() {
 #ifndef NDEBUG
-  return true;
+  constexpr bool debug_build = true;
 #else
-  return env_is("SPORE_VERIFY_IR", "1");
+  constexpr bool debug_build = false;
 #endif
+  return debug_build || env_is("SPORE_VERIFY_IR", "1");
 }
 
 // A pass keeps the signature (pipeline.h): callers bind inputs and state aliases by position.
