@@ -59,6 +59,13 @@ def main():
         out["layer_norm_16384x768"] = {"threads": 2, "us": median_time(lambda: F.layer_norm(s, (768,), g, bb))}
         big = torch.randn(16 << 20)
         out["fresh_output_16M"] = {"threads": 2, "us": median_time(lambda: torch.relu(big))}
+        # Issue 4's fusion figure: the same chain eager, 1 and 2 threads.
+        x, w, b, z = (torch.randn(16 << 20) for _ in range(4))
+        for t in (1, 2):
+            torch.set_num_threads(t)
+            out[f"fused_gelu_bias_sigmoid_16M/{t}"] = {
+                "threads": t, "us": median_time(lambda: F.gelu(x * w + b) * torch.sigmoid(z))}
+        torch.set_num_threads(2)
     json.dump(out, sys.stdout)
 
 

@@ -22,7 +22,11 @@ ALLOWED = {
     # Tracing, jit, the interpreter and vmap: they join the primitive world with the IR.
     "src/transforms": ["spore/", "core/", "runtime/", "prims/", "ops/", "ir/", "autodiff/", "transforms/"],
     # Passes rewrite the IR; folding runs primitives through dispatch, control flow through transforms.
-    "src/passes": ["spore/", "core/", "runtime/", "prims/", "ops/", "ir/", "autodiff/", "transforms/", "passes/"],
+    "src/passes": ["spore/", "core/", "runtime/", "prims/", "ops/", "ir/", "autodiff/", "transforms/", "codegen/",
+                   "passes/"],
+    # The kernel generator: fused groups' loop programs, their schedule and interpreter, and the
+    # `fused` primitive (its sub-graph runs through the interpreter when no kernel applies).
+    "src/codegen": ["spore/", "core/", "runtime/", "prims/", "backends/cpu/", "ir/", "transforms/", "codegen/"],
 }
 # Third-party headers allowed only in some files.
 RESTRICTED = {

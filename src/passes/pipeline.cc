@@ -16,6 +16,7 @@
 #include "passes/cse.h"
 #include "passes/dce.h"
 #include "passes/fold_constants.h"
+#include "passes/fuse.h"
 #include "passes/simplify.h"
 #include "spore/error.h"
 #include "transforms/graph_optimizer.h"
@@ -80,6 +81,8 @@ const std::vector<PassInfo>& pipeline() {
       {"simplify", &simplify, 1},
       {"cse", &eliminate_common_subexpressions, 1},
       {"dce", &eliminate_dead_code, 1},
+      // Last: it groups what the cleanups left, and drops the literals it copied into groups.
+      {"fuse", &fuse_elementwise, 2},
   };
   return passes;
 }

@@ -2,6 +2,9 @@
 // The passes preserve meaning: every case of the gradient-check table is traced, optimized at
 // level 1 with the verifier on, and both graphs are interpreted: the outputs must be bitwise
 // equal (NaN matches NaN). Groundwork for issue 4's "jit == PyNative for every op".
+// At level 2 (fusion) the fused kernels run every lane through the vector routines, where the
+// unfused kernels run a run's last n % lanes elements through libm: results agree within
+// kFusedEps (|fused - unfused| / max(1, |unfused|), in epsilons of the dtype).
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
@@ -53,6 +56,60 @@ bool same_bits(const Tensor& a, const Tensor& b) {
   return true;
 }
 
+constexpr double kFusedEps = 64;  // measured: 2.5 over the table and its gradients
+
+// |a - b| / max(1, |b|) in epsilons of a's dtype (0 for equal bits or two NaNs).
+double error_eps(const Tensor& a, const Tensor& b) {
+  if (a.dtype() != b.dtype() || a.shape() != b.shape()) return INFINITY;
+  if (!is_floating(a.dtype())) return same_bits(a, b) ? 0 : INFINITY;
+  const double eps = a.dtype() == DType::Float64 ? 0x1p-52 : a.dtype() == DType::Float32 ? 0x1p-23 : 0x1p-7;
+  auto x = a.to(DType::Float64).to_vector<double>(), y = b.to(DType::Float64).to_vector<double>();
+  double m = 0;
+  for (size_t k = 0; k < x.size(); ++k) {
+    if ((std::isnan(x[k]) && std::isnan(y[k])) || x[k] == y[k]) continue;
+    if (std::isnan(x[k]) || std::isnan(y[k]) || std::isinf(x[k]) || std::isinf(y[k])) return INFINITY;
+    m = std::max(m, std::fabs(x[k] - y[k]) / std::max(1.0, std::fabs(y[k])) / eps);
+  }
+  return m;
+}
+
+size_t count_fused(const ir::Graph& g) {
+  size_t n = 0;
+  for (const auto& node : g.nodes()) {
+    n += node->op() == "fused";
+    for (const auto& sub : node->subgraphs()) n += count_fused(*sub);
+  }
+  return n;
+}
+
+struct Level2 {
+  size_t fused = 0;
+  double worst = 0;
+};
+
+// Level 2: the fused graph interprets equal to the traced one within kFusedEps.
+void check_fused(const std::string& name, const Fn& f, const std::vector<Tensor>& inputs, Level2& stats) {
+  SCOPED_TRACE(name);
+  Traced t = trace(f, inputs);
+  ir::GraphPtr opt = optimize(t.graph, 2);
+  auto want = transforms::interpret(*t.graph, t.inputs);
+  std::vector<Tensor> got;
+  try {
+    got = transforms::interpret(*opt, t.inputs);
+  } catch (const std::exception& e) {
+    ADD_FAILURE() << e.what() << "\nafter:\n" << ir::print_graph(*opt);
+    return;
+  }
+  EXPECT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < want.size() && i < got.size(); ++i) {
+    const double e = error_eps(got[i], want[i]);
+    stats.worst = std::max(stats.worst, e);
+    EXPECT_LE(e, kFusedEps) << "output " << i << "\nbefore:\n" << ir::print_graph(*t.graph) << "after:\n"
+                            << ir::print_graph(*opt);
+  }
+  stats.fused += count_fused(*opt);
+}
+
 // Returns how many nodes the pipeline removed, so the test can tell it did something.
 size_t check(const std::string& name, const Fn& f, const std::vector<Tensor>& inputs) {
   SCOPED_TRACE(name);
@@ -81,6 +138,44 @@ TEST_F(PassSemantics, EveryGradCheckCaseInterpretsBitwiseEqualAfterOptimizing) {
   for (const auto& c : gradcheck::all_cases())
     removed += check(c.name, [&c](const std::vector<Tensor>& x) { return std::vector<Tensor>{c.fn(x)}; }, c.inputs);
   EXPECT_GT(removed, 0u) << "the pipeline changed no case";
+}
+
+Fn gradient_of(const gradcheck::GradCase& c) {
+  return [&c](const std::vector<Tensor>& x) {
+    std::vector<TensorTree> args(x.begin(), x.end());
+    std::vector<int> all(x.size());
+    for (size_t i = 0; i < x.size(); ++i) all[i] = static_cast<int>(i);
+    auto f = [&c](const std::vector<TensorTree>& y) {
+      std::vector<Tensor> ts;
+      for (const TensorTree& t : y) ts.push_back(t.tensor());
+      return TensorTree(sum(c.fn(ts)));
+    };
+    std::vector<Tensor> grads;
+    for (const TensorTree& g : autodiff::value_and_grad("grad", f, args, all, false).grads) grads.push_back(g.tensor());
+    return grads;
+  };
+}
+
+TEST_F(PassSemantics, EveryGradCheckCaseAndGradientInterpretsEqualAfterFusing) {
+  Level2 fwd, bwd;
+  size_t ran = 0;
+  for (const auto& c : gradcheck::all_cases()) {
+    check_fused(c.name, [&c](const std::vector<Tensor>& x) { return std::vector<Tensor>{c.fn(x)}; }, c.inputs, fwd);
+    bool floating = true;
+    for (const Tensor& x : c.inputs) floating = floating && is_floating(x.dtype());
+    if (!floating) continue;
+    Fn f = gradient_of(c);
+    try {
+      trace(f, c.inputs);
+    } catch (const Error&) {
+      continue;  // the level-1 test lists these
+    }
+    check_fused(c.name + "/grad", f, c.inputs, bwd);
+    ++ran;
+  }
+  std::cout << "[ passes   ] level 2: " << fwd.fused << " fused nodes in the cases (largest difference " << fwd.worst
+            << " eps), " << bwd.fused << " in " << ran << " gradient programs (largest " << bwd.worst << " eps)\n";
+  EXPECT_GT(fwd.fused + bwd.fused, 0u) << "fusion fused nothing";
 }
 
 TEST_F(PassSemantics, GradientsInterpretBitwiseEqualAfterOptimizing) {
