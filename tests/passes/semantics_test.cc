@@ -187,19 +187,7 @@ TEST_F(PassSemantics, GradientsInterpretBitwiseEqualAfterOptimizing) {
     bool floating = true;
     for (const Tensor& x : c.inputs) floating = floating && is_floating(x.dtype());
     if (!floating) continue;
-    Fn f = [&c](const std::vector<Tensor>& x) {
-      std::vector<TensorTree> args(x.begin(), x.end());
-      std::vector<int> all(x.size());
-      for (size_t i = 0; i < x.size(); ++i) all[i] = static_cast<int>(i);
-      auto f = [&c](const std::vector<TensorTree>& y) {
-        std::vector<Tensor> ts;
-        for (const TensorTree& t : y) ts.push_back(t.tensor());
-        return TensorTree(sum(c.fn(ts)));
-      };
-      std::vector<Tensor> grads;
-      for (const TensorTree& g : autodiff::value_and_grad("grad", f, args, all, false).grads) grads.push_back(g.tensor());
-      return grads;
-    };
+    const Fn f = gradient_of(c);
     try {
       trace(f, c.inputs);
     } catch (const Error&) {
