@@ -4,13 +4,15 @@
 // control-flow node it holds a closed sub-graph (the fused ops; printed nested, parsed back) and
 // takes the group's external inputs as operands; its outputs are the group's values used
 // outside it. Its CPU kernel runs the sub-graph's loop program (lowered once, kept in the
-// attributes) on the loop interpreter.
+// attributes) compiled to machine code by the host compiler once that is ready, and on the loop
+// interpreter until then (or when no compiler is present).
 //
 // Operands: (inputs...) -> (outputs...), the sub-graph's parameters and results, all of one
 // iteration shape (the inputs broadcast to it).
 #include <memory>
 #include <mutex>
 
+#include "codegen/compiled_kernel.h"
 #include "codegen/loop_program.h"
 #include "core/primitive.h"
 #include "ir/graph.h"
@@ -33,6 +35,8 @@ struct FusedAttrs {
   ir::GraphPtr graph;
   std::shared_ptr<const LoopProgram> program;  // lowered from `graph`
   std::shared_ptr<FusedBinding> binding = std::make_shared<FusedBinding>();
+  /// The program compiled by the host compiler, once ready (compiled_kernel.h).
+  std::shared_ptr<CompiledKernel> compiled = std::make_shared<CompiledKernel>();
   static constexpr auto fields() { return std::tuple<>(); }
 };
 

@@ -1,0 +1,79 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "codegen/compiled_kernel.h"
+
+#include <memory>
+#include <vector>
+
+#include "codegen/compiler.h"
+#include "codegen/geometry.h"
+#include "codegen/schedule.h"
+#include "runtime/parallel.h"
+#include "spore/error.h"
+
+namespace spore::codegen {
+namespace {
+
+constexpr const char* kSymbol = "spore_kernel";
+
+std::string unit_source(const LoopProgram& p) {
+  const KernelDecl k{&p, kSymbol, kEmitTile};
+  return emit_unit(std::span(&k, 1));
+}
+
+}  // namespace
+
+bool CompiledKernel::try_run(const LoopProgram& p, std::span<const Buffer> in, std::span<const Buffer> out) {
+  if (KernelFn f = fn()) {
+    run_compiled(f, p, in, out);
+    return true;
+  }
+  std::call_once(requested_, [&] {
+    if (!emit_problem(p).empty() || !host_compiler()) return;
+    compile_async(unit_source(p), {kSymbol}, [slot = fn_](std::optional<std::vector<void*>> syms) {
+      if (syms) slot->store(reinterpret_cast<KernelFn>((*syms)[0]), std::memory_order_release);
+    });
+  });
+  return false;
+}
+
+KernelFn compile_now(const LoopProgram& p, std::string* why) {
+  if (std::string problem = emit_problem(p); !problem.empty()) {
+    *why = problem;
+    return nullptr;
+  }
+  auto syms = compile_and_load(unit_source(p), {kSymbol}, why);
+  return syms ? reinterpret_cast<KernelFn>((*syms)[0]) : nullptr;
+}
+
+void run_compiled(KernelFn fn, const LoopProgram& p, std::span<const Buffer> in, std::span<const Buffer> out) {
+  SPORE_ASSERT(in.size() == p.inputs.size() && out.size() == p.outputs.size(), "compiled fused kernel called with ",
+               in.size(), " inputs and ", out.size(), " outputs for a program of ", p.inputs.size(), " and ",
+               p.outputs.size());
+  for (size_t k = 0; k < in.size(); ++k)
+    SPORE_ASSERT(in[k].dtype == p.inputs[k], "fused input ", k, " is ", dtype_name(in[k].dtype), ", the program loads ",
+                 dtype_name(p.inputs[k]));
+  if (out.empty() || out[0].numel() == 0) return;
+  for (size_t j = 0; j < out.size(); ++j)
+    SPORE_ASSERT(out[j].dtype == p.outputs[j] && out[j].contiguous() && out[j].numel() == out[0].numel(),
+                 "fused output ", j, " must be a contiguous ", dtype_name(p.outputs[j]), " buffer of the iteration shape");
+  const Geometry g = geometry(in, out[0]);
+  // A 0-d iteration space is one row of one element.
+  const int64_t nd = std::max(1, g.ndim);
+  std::vector<int64_t> shape(static_cast<size_t>(nd), 1), strides(in.size() * static_cast<size_t>(nd), 0);
+  for (int d = 0; d < g.ndim; ++d) {
+    shape[static_cast<size_t>(d)] = g.shape[d];
+    for (size_t k = 0; k < in.size(); ++k) strides[k * static_cast<size_t>(nd) + static_cast<size_t>(d)] = g.strides[k][d];
+  }
+  std::vector<const void*> ip;
+  std::vector<void*> op;
+  for (const Buffer& b : in) ip.push_back(b.data);
+  for (const Buffer& b : out) op.push_back(b.data);
+  const int64_t inner = shape.back(), rows = out[0].numel() / inner;
+  const int64_t items = rows * ((inner + kEmitTile - 1) / kEmitTile);
+  const Schedule s = make_schedule(p, out[0].numel(), kEmitTile);
+  auto work = [&](int64_t b, int64_t e) { fn(b, e, shape.data(), nd, strides.data(), ip.data(), op.data()); };
+  if (s.threads > 1 && items > 1) runtime::parallel_for(items, s.grain_tiles, work);
+  else work(0, items);
+}
+
+}  // namespace spore::codegen

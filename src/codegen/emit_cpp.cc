@@ -1,0 +1,246 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "codegen/emit_cpp.h"
+
+#include <cmath>
+#include <cstdio>
+#include <set>
+#include <sstream>
+
+#include "codegen/emit_math.h"
+#include "codegen/tile_ops.h"
+#include "spore/error.h"
+
+namespace spore::codegen {
+namespace {
+
+using cpu::BinaryOp;
+using cpu::UnaryOp;
+
+// A literal of the compute type, exact: hex floats, and builtins for what has no literal.
+std::string lit(double v, bool f32) {
+  if (std::isnan(v)) return f32 ? "__builtin_nanf(\"\")" : "__builtin_nan(\"\")";
+  if (std::isinf(v)) return std::string(v < 0 ? "-" : "") + (f32 ? "__builtin_inff()" : "__builtin_inf()");
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%a", f32 ? static_cast<double>(static_cast<float>(v)) : v);
+  return std::string("(") + buf + (f32 ? "f)" : ")");
+}
+
+// The math helper a unary op needs (empty: none), or "?" when it has no faithful port.
+std::string unary_helper(UnaryOp op) {
+  switch (op) {
+    case UnaryOp::exp: case UnaryOp::sigmoid: case UnaryOp::silu: return "exp";
+    case UnaryOp::erf: case UnaryOp::gelu: return "erf";
+    case UnaryOp::neg: case UnaryOp::abs: case UnaryOp::sign: case UnaryOp::sqrt: case UnaryOp::rsqrt:
+    case UnaryOp::reciprocal: case UnaryOp::square: case UnaryOp::relu: case UnaryOp::relu6:
+    case UnaryOp::leaky_relu: case UnaryOp::hardswish: case UnaryOp::hardsigmoid: case UnaryOp::floor:
+    case UnaryOp::ceil: case UnaryOp::round: case UnaryOp::trunc:
+      return "";
+    default:
+      return "?";
+  }
+}
+
+// Per-kernel text writer. `T` is the compute type's C++ name, `S` the math helpers' suffix.
+class KernelWriter {
+ public:
+  KernelWriter(const LoopProgram& p, std::ostringstream& os) : p_(p), os_(os), f32_(p.dtype == DType::Float32) {
+    T_ = f32_ ? "float" : "double";
+    S_ = f32_ ? "_f32" : "_f64";
+    // xsimd 8.1's AVX-512 neg is 0 - x (+0 for neg(+0)); the interpreter runs it, so match it.
+    neg_is_sub_ = std::string(tile_kernels().isa) == "avx512";
+  }
+
+  void write(const std::string& symbol, int64_t tile) {
+    const size_t ni = p_.inputs.size(), no = p_.outputs.size();
+    // The body: one flat loop over restrict pointers.
+    os_ << "__attribute__((noinline)) static void " << symbol << "_body(long n";
+    for (size_t k = 0; k < ni; ++k) os_ << ", const " << T_ << "* __restrict i" << k;
+    for (size_t j = 0; j < no; ++j)
+      os_ << ", " << (p_.outputs[j] == DType::Bool ? "unsigned char" : T_) << "* __restrict o" << j;
+    os_ << ") {\n  for (long j = 0; j < n; ++j) {\n";
+    for (int32_t r = 0; r < p_.num_registers; ++r) os_ << "    " << T_ << " r" << r << ";\n";
+    for (const Instr& i : p_.code) os_ << "    " << instr(i) << "\n";
+    os_ << "  }\n}\n\n";
+
+    // The entry point: split work items into rows and chunks, stage what is not contiguous.
+    os_ << "extern \"C\" void " << symbol
+        << "(long wb, long we, const long* shape, long nd, const long* strides, const void* const* in, "
+           "void* const* out) {\n"
+        << "  const long tile = " << tile << ";\n"
+        << "  const long inner = shape[nd - 1];\n"
+        << "  const long chunks = (inner + tile - 1) / tile;\n";
+    for (size_t k = 0; k < ni; ++k) os_ << "  " << T_ << " s" << k << "[" << tile << "];\n";
+    os_ << "  for (long w = wb; w < we; ++w) {\n"
+        << "    const long row = w / chunks, j0 = (w % chunks) * tile;\n"
+        << "    const long n = inner - j0 < tile ? inner - j0 : tile;\n";
+    for (size_t k = 0; k < ni; ++k) os_ << "    long off" << k << " = 0;\n";
+    os_ << "    for (long d = nd - 2, r = row; d >= 0; --d) {\n"
+        << "      const long idx = r % shape[d];\n"
+        << "      r /= shape[d];\n";
+    for (size_t k = 0; k < ni; ++k) os_ << "      off" << k << " += idx * strides[" << k << " * nd + d];\n";
+    os_ << "    }\n";
+    for (size_t k = 0; k < ni; ++k) {
+      const std::string st = "strides[" + std::to_string(k) + " * nd + nd - 1]";
+      os_ << "    const " << T_ << "* p" << k << " = s" << k << ";\n";
+      if (p_.inputs[k] == DType::Bool) {
+        os_ << "    {\n      const long st = " << st << ";\n"
+            << "      const unsigned char* b = (const unsigned char*)in[" << k << "] + off" << k << " + j0 * st;\n"
+            << "      for (long j = 0; j < n; ++j) s" << k << "[j] = b[j * st] != 0 ? (" << T_ << ")1 : (" << T_
+            << ")0;\n    }\n";
+      } else {
+        os_ << "    {\n      const long st = " << st << ";\n"
+            << "      const " << T_ << "* b = (const " << T_ << "*)in[" << k << "] + off" << k << " + j0 * st;\n"
+            << "      if (st == 1) p" << k << " = b;\n"
+            << "      else for (long j = 0; j < n; ++j) s" << k << "[j] = b[j * st];\n    }\n";
+      }
+    }
+    os_ << "    " << symbol << "_body(n";
+    for (size_t k = 0; k < ni; ++k) os_ << ", p" << k;
+    for (size_t j = 0; j < no; ++j)
+      os_ << ", (" << (p_.outputs[j] == DType::Bool ? "unsigned char" : T_) << "*)out[" << j << "] + row * inner + j0";
+    os_ << ");\n  }\n}\n\n";
+  }
+
+ private:
+  // (Appending rather than "r" + to_string: g++ 12 -O3 warns a false -Wrestrict on the latter.)
+  std::string r(int32_t x) const { return std::string("r").append(std::to_string(x)); }
+  std::string c(double v) const { return lit(v, f32_); }
+  std::string b(const std::string& cond) const { return "(" + cond + " ? " + c(1) + " : " + c(0) + ")"; }
+  std::string vmax(const std::string& a, const std::string& bb) const { return "(" + a + " < " + bb + " ? " + bb + " : " + a + ")"; }
+  std::string vmin(const std::string& a, const std::string& bb) const { return "(" + bb + " < " + a + " ? " + bb + " : " + a + ")"; }
+  std::string fabs(const std::string& x) const { return std::string(f32_ ? "__builtin_fabsf(" : "__builtin_fabs(") + x + ")"; }
+  std::string call(const char* fn, const std::string& x) const { return std::string("__builtin_") + fn + (f32_ ? "f(" : "(") + x + ")"; }
+  std::string helper(const char* fn, const std::string& x) const { return std::string("spore_") + fn + S_ + "(" + x + ")"; }
+
+  // Each expression mirrors its row in backends/cpu/unary_math.h / binary_math.h and the tile
+  // ops (tile_ops.isa.cc), evaluation order included.
+  std::string unary(const Instr& i) const {
+    const std::string x = r(i.a);
+    switch (static_cast<UnaryOp>(i.code)) {
+      case UnaryOp::neg: return neg_is_sub_ ? c(0) + " - " + x : "-" + x;
+      case UnaryOp::abs: return fabs(x);
+      case UnaryOp::sign: return "(" + x + " > " + c(0) + " ? " + c(1) + " : (" + x + " < " + c(0) + " ? " + c(-1) + " : " + c(0) + "))";
+      case UnaryOp::exp: return helper("exp", x);
+      case UnaryOp::sqrt: return call("sqrt", x);
+      case UnaryOp::rsqrt: return c(1) + " / " + call("sqrt", x);
+      case UnaryOp::reciprocal: return c(1) + " / " + x;
+      case UnaryOp::square: return x + " * " + x;
+      case UnaryOp::sigmoid: return c(1) + " / (" + c(1) + " + " + helper("exp", "-" + x) + ")";
+      case UnaryOp::relu: return "(" + x + " > " + c(0) + " ? " + x + " : (" + x + " != " + x + " ? " + x + " : " + c(0) + "))";
+      case UnaryOp::relu6: return "(" + x + " != " + x + " ? " + x + " : " + vmin(vmax(x, c(0)), c(6)) + ")";
+      case UnaryOp::leaky_relu: return "(" + x + " > " + c(0) + " ? " + x + " : " + x + " * " + c(i.pa) + ")";
+      case UnaryOp::gelu:
+        return c(0.5) + " * " + x + " * (" + c(1) + " + " + helper("erf", x + " * " + c(0.70710678118654752440)) + ")";
+      case UnaryOp::silu: return x + " / (" + c(1) + " + " + helper("exp", "-" + x) + ")";
+      case UnaryOp::hardswish: return x + " * " + vmin(vmax(x + " + " + c(3), c(0)), c(6)) + " / " + c(6);
+      case UnaryOp::hardsigmoid: return vmin(vmax(x + " + " + c(3), c(0)), c(6)) + " / " + c(6);
+      case UnaryOp::erf: return helper("erf", x);
+      case UnaryOp::floor: return call("floor", x);
+      case UnaryOp::ceil: return call("ceil", x);
+      case UnaryOp::round: return call("rint", x);  // nearbyint's value in the default rounding mode
+      case UnaryOp::trunc: return call("trunc", x);
+      default: SPORE_ASSERT(false, "emit_cpp: unary op ", int(i.code), " has no port (emit_problem should have said)");
+    }
+    return {};
+  }
+
+  std::string binary(const Instr& i) const {
+    const std::string a = r(i.a), bb = r(i.b);
+    switch (static_cast<BinaryOp>(i.code)) {
+      case BinaryOp::add: return a + " + " + bb;
+      case BinaryOp::sub: return a + " - " + bb;
+      case BinaryOp::mul: return a + " * " + bb;
+      case BinaryOp::div: return a + " / " + bb;
+      case BinaryOp::maximum: return "(" + a + " != " + a + " ? " + a + " : (" + bb + " != " + bb + " ? " + bb + " : " + vmax(a, bb) + "))";
+      case BinaryOp::minimum: return "(" + a + " != " + a + " ? " + a + " : (" + bb + " != " + bb + " ? " + bb + " : " + vmin(a, bb) + "))";
+      default: SPORE_ASSERT(false, "emit_cpp: binary op ", int(i.code), " has no port (emit_problem should have said)");
+    }
+    return {};
+  }
+
+  std::string instr(const Instr& i) const {
+    const std::string d = i.dst >= 0 ? r(i.dst) + " = " : "";
+    const std::string a = r(i.a), bb = r(i.b), cc = r(i.c);
+    const std::string nz_a = "!(" + a + " == " + c(0) + ")", nz_b = "!(" + bb + " == " + c(0) + ")";
+    switch (i.kind) {
+      case InstrKind::Load: return d + "i" + std::to_string(i.slot) + "[j];";
+      case InstrKind::Const: return d + c(i.imm) + ";";
+      case InstrKind::Unary: return d + unary(i) + ";";
+      case InstrKind::Binary: return d + binary(i) + ";";
+      case InstrKind::Compare: {
+        static const char* const kOps[] = {"==", "!=", "<", "<=", ">", ">="};
+        if (static_cast<CompareCode>(i.code) == CompareCode::ne) return d + b("!(" + a + " == " + bb + ")") + ";";
+        return d + b(a + " " + kOps[i.code] + " " + bb) + ";";
+      }
+      case InstrKind::Logical:
+        switch (static_cast<LogicalCode>(i.code)) {
+          case LogicalCode::land: return d + b("(" + nz_a + " && " + nz_b + ")") + ";";
+          case LogicalCode::lor: return d + b("(" + nz_a + " || " + nz_b + ")") + ";";
+          default: return d + b("(" + nz_a + " != " + nz_b + ")") + ";";
+        }
+      case InstrKind::Predicate:
+        switch (static_cast<PredicateCode>(i.code)) {
+          case PredicateCode::isnan: return d + b(a + " != " + a) + ";";
+          case PredicateCode::isinf: return d + b(fabs(a) + " == " + c(INFINITY)) + ";";
+          case PredicateCode::isfinite: return d + b(fabs(a) + " < " + c(INFINITY)) + ";";
+          case PredicateCode::logical_not: return d + b(a + " == " + c(0)) + ";";
+          default: return d + b(nz_a) + ";";
+        }
+      case InstrKind::Where: return d + "(" + nz_a + " ? " + bb + " : " + cc + ");";
+      case InstrKind::Clamp:
+        // m = max(x, lo) keeping NaN x; min(m, hi); NaN when a bound is NaN.
+        return "{ " + T_ + " m = " + a + " < " + bb + " ? " + bb + " : " + a + "; " + T_ + " q = " + cc + " < m ? " + cc +
+               " : m; " + d + "(" + bb + " != " + bb + " || " + cc + " != " + cc + ") ? " + c(NAN) + " : q; }";
+      case InstrKind::Lerp:
+        return "{ " + T_ + " dd = " + bb + " - " + a + "; " + T_ + " lo = " + a + " + " + cc + " * dd; " + T_ + " hi = " +
+               bb + " - dd * (" + c(1) + " - " + cc + "); " + d + fabs(cc) + " < " + c(0.5) + " ? lo : hi; }";
+      case InstrKind::Store:
+        if (p_.outputs[static_cast<size_t>(i.slot)] == DType::Bool)
+          return "o" + std::to_string(i.slot) + "[j] = " + a + " != " + c(0) + " ? 1 : 0;";
+        return "o" + std::to_string(i.slot) + "[j] = " + a + ";";
+    }
+    return {};
+  }
+
+  const LoopProgram& p_;
+  std::ostringstream& os_;
+  bool f32_;
+  bool neg_is_sub_ = false;
+  std::string T_, S_;
+};
+
+}  // namespace
+
+std::string emit_problem(const LoopProgram& p) {
+  if (p.dtype != DType::Float32 && p.dtype != DType::Float64) return "compute type is not float32/float64";
+  for (const Instr& i : p.code) {
+    if (i.kind == InstrKind::Unary && unary_helper(static_cast<UnaryOp>(i.code)) == "?")
+      return "unary op #" + std::to_string(i.code) + " (node " + std::to_string(i.node) + ") has no emitted port";
+    if (i.kind == InstrKind::Binary) {
+      const auto op = static_cast<BinaryOp>(i.code);
+      if (op == BinaryOp::pow || op == BinaryOp::atan2)
+        return "binary op #" + std::to_string(i.code) + " (node " + std::to_string(i.node) + ") has no emitted port";
+    }
+  }
+  return {};
+}
+
+std::string emit_unit(std::span<const KernelDecl> kernels) {
+  std::set<std::string> helpers;
+  for (const KernelDecl& k : kernels) {
+    SPORE_ASSERT(emit_problem(*k.program).empty(), "emit_unit: ", emit_problem(*k.program));
+    for (const Instr& i : k.program->code)
+      if (i.kind == InstrKind::Unary) {
+        const std::string h = unary_helper(static_cast<UnaryOp>(i.code));
+        if (!h.empty()) helpers.insert(h + (k.program->dtype == DType::Float32 ? "_f32" : "_f64"));
+      }
+  }
+  std::ostringstream os;
+  os << "// Generated by spore's kernel emitter (generator version " << kGeneratorVersion
+     << "): no include directives, plain loops over restrict pointers for the host compiler to vectorize.\n\n";
+  os << emit_math_helpers(helpers);
+  for (const KernelDecl& k : kernels) KernelWriter(*k.program, os).write(k.symbol, k.tile);
+  return os.str();
+}
+
+}  // namespace spore::codegen

@@ -1,0 +1,44 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+// The C++ emitter: a loop program (loop_program.h) becomes one C++ function with no #include,
+// for the host compiler (compiler.h). The function walks "work items" (a row of the merged
+// iteration space cut into chunks of `tile` elements); extents and strides are arguments, so one
+// kernel serves every shape. Per chunk, inputs whose inner stride is not 1 (broadcasts, bools,
+// strided views) are first staged into a contiguous buffer, like the interpreter's gather; the
+// arithmetic is then one plain loop over restrict pointers, which g++ -O2 -march=native
+// vectorizes. Transcendental functions are emitted as source: the same xsimd 8.1 algorithms
+// (constants, fma placement) the interpreter's tile ops run, so results stay within the loop
+// interpreter test's bound. Ops without a faithful port make the whole program fall back to the
+// interpreter (emit_problem says which), never different math.
+#include <cstdint>
+#include <span>
+#include <string>
+
+#include "codegen/loop_program.h"
+
+namespace spore::codegen {
+
+/// Bumped whenever the emitted text or its calling convention changes (part of the cache key).
+inline constexpr int kGeneratorVersion = 1;
+
+/// The emitted kernel's signature: work items [begin, end) of the merged iteration space
+/// `shape[0..ndim)` (ndim >= 1), input k's element strides at strides[k * ndim + d], inputs and
+/// contiguous outputs as untyped pointers.
+using KernelFn = void (*)(int64_t begin, int64_t end, const int64_t* shape, int64_t ndim, const int64_t* strides,
+                          const void* const* in, void* const* out);
+
+/// Why `p` cannot be emitted (the first op without a faithful port), or empty when it can.
+std::string emit_problem(const LoopProgram& p);
+
+/// One kernel of a translation unit.
+struct KernelDecl {
+  const LoopProgram* program = nullptr;
+  std::string symbol;  // the extern "C" name
+  int64_t tile = 0;    // elements per work item (chunk of a row)
+};
+
+/// One translation unit holding every kernel (each must have an empty emit_problem): the math
+/// helpers they use, then each kernel's body loop and entry point. No #include.
+std::string emit_unit(std::span<const KernelDecl> kernels);
+
+}  // namespace spore::codegen

@@ -1,0 +1,26 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+// The iteration geometry of a fused kernel call, shared by the loop interpreter and the compiled
+// kernels: the output shape with size-1 dims dropped and dims merged where every input's
+// strides allow, and each input's element strides over it (0 along broadcast dims).
+#include <array>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "core/primitive.h"
+
+namespace spore::codegen {
+
+inline constexpr int kMaxRank = 16;
+
+struct Geometry {
+  int ndim = 0;
+  std::array<int64_t, kMaxRank> shape{};
+  std::vector<std::array<int64_t, kMaxRank>> strides;  // per input
+};
+
+/// The geometry of inputs `in` (broadcast, right-aligned) over the contiguous output `out`.
+Geometry geometry(std::span<const Buffer> in, const Buffer& out);
+
+}  // namespace spore::codegen
