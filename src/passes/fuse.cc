@@ -143,6 +143,23 @@ class Fuser {
     return outs;
   }
 
+  // Whether a chunk computes or reads a float value: a chunk of a float group cut off with only
+  // bool comparisons and logic on bools (e.g. logical_and of two compares) has nothing for the
+  // loop program to compute in, so it stays unfused.
+  bool has_float(const std::vector<size_t>& chunk) const {
+    auto is_float = [](const ir::Type& t) {
+      if (ir::is_token(t)) return false;
+      const ir::DType d = std::get<ir::TensorType>(t).dtype;
+      return d == ir::DType::Float32 || d == ir::DType::Float64;
+    };
+    for (size_t m : chunk) {
+      if (is_float(nodes_[m]->outputs()[0])) return true;
+      for (ir::ValueRef v : nodes_[m]->inputs())
+        if (is_float(g_->type_of(v))) return true;
+    }
+    return false;
+  }
+
   // Final groups: two ops or more computing a float type, each with at most kMaxOutputs
   // outputs (dispatch returns that many); a larger group is cut in topological order, which
   // cannot create a cycle since no outside node sits between its members.
@@ -165,7 +182,7 @@ class Fuser {
         else chunks.push_back({m});
       }
       for (auto& c : chunks) {
-        if (c.size() < 2) continue;
+        if (c.size() < 2 || !has_float(c)) continue;
         for (size_t m : c) chunk_of_[m] = static_cast<int>(chunks_.size());
         chunks_.push_back(std::move(c));
       }

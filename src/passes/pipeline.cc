@@ -130,6 +130,10 @@ ir::GraphPtr run_passes(const ir::GraphPtr& g, std::span<const PassInfo> passes,
       // Node checks inside a pass fail only on nodes the pass made: our bug, not the user's.
       throw InternalError(detail::cat("[passes] internal error: pass '", pass.name, "' built an invalid node: ",
                                       e.what(), "; run with SPORE_OPT_LEVEL=0 to skip the passes and report this"));
+    } catch (const Error& e) {
+      // The user's program was checked when it was traced; a pass failing on it is our bug too.
+      throw InternalError(detail::cat("[passes] internal error: pass '", pass.name, "' failed: ", e.what(),
+                                      "; run with SPORE_OPT_LEVEL=0 to skip the passes and report this"));
     }
     const auto us = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - t0).count();
     SPORE_ASSERT(next != nullptr, "pass '", pass.name, "' returned no graph");

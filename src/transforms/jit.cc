@@ -156,6 +156,18 @@ TensorTree JitCore::call(const autodiff::TreeFn& f, const std::vector<TensorTree
     for (const Tensor& l : a.leaves()) inputs.push_back(l);
   for (const Tensor& c : traced->captured) inputs.push_back(c);
   auto outs = interpret(*traced->graph, inputs);
+  // A jit result is a tensor of its own. The passes may reduce an output to an input (x * 1 -> x)
+  // or make two outputs one (CSE); returned as they are, those would alias the caller's tensors
+  // or each other, and a state write-back below would then change a result, or an update read
+  // an input that an earlier write-back already overwrote (a swap). So every output sharing
+  // memory with an input or an earlier output is copied first, then the state is written back.
+  auto shares = [](const Tensor& a, const Tensor& b) { return a.storage() == b.storage(); };
+  for (size_t j = 0; j < outs.size(); ++j) {
+    bool alias = false;
+    for (const Tensor& in : inputs) alias = alias || shares(outs[j], in);
+    for (size_t k = 0; k < j && !alias; ++k) alias = shares(outs[j], outs[k]);
+    if (alias) outs[j] = outs[j].clone();
+  }
   // State written by the function (outputs marked "updates input j", after the results) goes
   // back into the caller's tensors, as the eager run would have left them.
   const auto& gouts = traced->graph->outputs();

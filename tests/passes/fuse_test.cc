@@ -272,5 +272,21 @@ graph @main(%0: data float32[4]) {
   EXPECT_EQ(o2->nodes()[0]->op(), "fused");
 }
 
+// A float group cut into chunks at the output limit can leave a chunk of only bool logic; it
+// stays unfused and the program runs (found by review: jit used to fail at O2).
+TEST(PassFuse, ABoolOnlyChunkStaysUnfused) {
+  auto f = [](const Tensor& x) {
+    const Tensor a = x > 0.0, b = x < 1.0, c = ops::equal(x, ops::full_like(x, 2.0)),
+                 d = ops::not_equal(x, ops::full_like(x, 3.0));
+    const Tensor e = ops::logical_and(a, b);
+    return std::vector<Tensor>{a, b, c, d, e, ops::logical_not(e)};
+  };
+  const Tensor x = ops::tensor({-1.0f, 0.5f, 2.0f, 3.0f});
+  setenv("SPORE_OPT_LEVEL", "2", 1);
+  const auto got = jit(f)(x);
+  unsetenv("SPORE_OPT_LEVEL");
+  EXPECT_TRUE(same_values(got, f(x)));
+}
+
 }  // namespace
 }  // namespace spore::passes

@@ -58,6 +58,34 @@ TEST(State, JitArgumentsAndIntermediates) {
   EXPECT_EQ(local.core().last_graph_text().find("updates"), std::string::npos);
 }
 
+// The passes reduce `p * 1.0` to p itself; the result must still be the old value, not the
+// caller's tensor that the state write-back then changes. A swap through a temporary likewise.
+TEST(State, ResultsNeverAliasStateWrittenBack) {
+  Tensor p = ones({3});
+  const Tensor old = jit([](const Tensor& x) {
+    Tensor y = x;
+    const Tensor before = y * 1.0;
+    add_(y, ones({3}));
+    return before;
+  })(p);
+  EXPECT_EQ(vec(old), std::vector<float>(3, 1.0f));
+  EXPECT_EQ(vec(p), std::vector<float>(3, 2.0f));
+  EXPECT_FALSE(old.storage() == p.storage());
+  Tensor a = tensor({1.0f, 2.0f}), b = tensor({3.0f, 4.0f});
+  jit([](const Tensor& x, const Tensor& y) {
+    Tensor xa = x, yb = y;
+    const Tensor t = xa * 1.0;
+    copy_(xa, yb);
+    copy_(yb, t);
+    return t;
+  })(a, b);
+  EXPECT_EQ(vec(a), (std::vector<float>{3.0f, 4.0f}));
+  EXPECT_EQ(vec(b), (std::vector<float>{1.0f, 2.0f}));
+  // Two results CSE makes one are still two tensors.
+  const auto r = jit([](const Tensor& x) { return std::vector<Tensor>{x + 1.0, x + 1.0}; })(a);
+  EXPECT_FALSE(r[0].storage() == r[1].storage());
+}
+
 TEST(State, BatchNormRunningStatisticsUnderJit) {
   manual_seed(5);
   const Tensor x1 = normal({8, 3}, 1.0, 2.0), x2 = normal({8, 3}, -1.0, 0.5);
