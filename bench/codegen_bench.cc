@@ -3,20 +3,68 @@
 // full size, under jit at level 2 (one fused node: on the loop interpreter, and compiled by the
 // host compiler), and at level 1 (the five ops unfused), side by side with PyTorch eager
 // (torch_bench.py). Also the time from a fused node's first call to its compiled kernel being
-// ready, with a cold and with a warm kernel cache.
+// ready, with a cold and with a warm kernel cache. Kernels are cached in a temporary directory
+// (removed at exit), never in the user's ~/.cache.
 #include <benchmark/benchmark.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <string>
 
 #include <spore/spore.h>
 
 #include "codegen/compiler.h"
+#include "codegen/kernel_cache.h"
 
 namespace {
 using namespace spore;
+
+// The benchmark's own kernel cache, made before any benchmark (and thread) runs, and the
+// SPORE_CXX the run started with (benchmarks that force "none" put it back).
+std::string g_cache_dir;
+const char* const g_cxx_env = std::getenv("SPORE_CXX");
+const bool g_cxx_set = g_cxx_env != nullptr;
+const std::string g_startup_cxx = g_cxx_set ? g_cxx_env : "";
+
+void restore_cxx() {
+  if (g_cxx_set) setenv("SPORE_CXX", g_startup_cxx.c_str(), 1);
+  else unsetenv("SPORE_CXX");
+}
+
+void remove_cache_dir() {
+  std::error_code ec;
+  std::filesystem::remove_all(g_cache_dir, ec);
+}
+
+[[maybe_unused]] const bool kPrivateCache = [] {
+  const char* t = std::getenv("TMPDIR");
+  std::string tmpl = std::string(t && *t ? t : "/tmp") + "/spore-bench-cache-XXXXXX";
+  if (!::mkdtemp(tmpl.data())) return false;
+  g_cache_dir = tmpl;
+  ::setenv("SPORE_KERNEL_CACHE", g_cache_dir.c_str(), 1);
+  std::atexit(remove_cache_dir);
+  return true;
+}();
+
+// Units loaded (compiled or from the cache) so far; a compile that did not load adds none.
+int64_t kernels_loaded() { return codegen::compiler_invocations() + codegen::kernel_cache_stats().hits; }
+
+// Skips the benchmark (rather than timing the interpreter as "compiled") when the kernel was
+// not built between `loaded_before`/`failed_before` and now.
+bool compiled_or_skip(benchmark::State& st, int64_t loaded_before, int64_t failed_before) {
+  if (!codegen::host_compiler()) {
+    st.SkipWithError("no C++ compiler (c++/g++, SPORE_CXX): nothing compiled, not timing the interpreter as compiled");
+    return false;
+  }
+  if (codegen::compile_failures() != failed_before || kernels_loaded() == loaded_before) {
+    st.SkipWithError("the fused kernel's compile failed (see stderr): not timing the interpreter as compiled");
+    return false;
+  }
+  return true;
+}
 
 Tensor chain(const Tensor& x, const Tensor& w, const Tensor& b, const Tensor& z) {
   return ops::gelu(x * w + b) * ops::sigmoid(z);
@@ -39,7 +87,7 @@ void run_chain(benchmark::State& st, const char* level) {
 void BM_fused_gelu_bias_sigmoid_16M(benchmark::State& st) {
   setenv("SPORE_CXX", "none", 1);
   run_chain(st, "2");
-  unsetenv("SPORE_CXX");
+  restore_cxx();
 }
 BENCHMARK(BM_fused_gelu_bias_sigmoid_16M)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
 
@@ -54,9 +102,11 @@ void BM_compiled_gelu_bias_sigmoid_16M(benchmark::State& st) {
   Tensor x = ops::normal(n), w = ops::normal(n), b = ops::normal(n), z = ops::normal(n);
   setenv("SPORE_OPT_LEVEL", "2", 1);
   auto f = jit(chain, "chain_compiled");
+  const int64_t loaded = kernels_loaded(), failed = codegen::compile_failures();
   benchmark::DoNotOptimize(f(x, w, b, z));
   unsetenv("SPORE_OPT_LEVEL");
   codegen::wait_for_compiles();
+  if (!compiled_or_skip(st, loaded, failed)) return;
   benchmark::DoNotOptimize(f(x, w, b, z));
   for (auto _ : st) benchmark::DoNotOptimize(f(x, w, b, z));
 }
@@ -76,12 +126,18 @@ void BM_kernel_first_call(benchmark::State& st) {
   fs::create_directories(seed);
   fs::permissions(root, fs::perms::owner_all);
   fs::permissions(seed, fs::perms::owner_all);
+  const int64_t loaded = kernels_loaded(), failed = codegen::compile_failures();
   if (mode == 2) {  // fill the seed cache once
     setenv("SPORE_KERNEL_CACHE", seed.c_str(), 1);
     setenv("SPORE_OPT_LEVEL", "2", 1);
     auto f = jit(chain, "chain_seed");
     benchmark::DoNotOptimize(f(x, w, b, z));
     codegen::wait_for_compiles();
+    if (!compiled_or_skip(st, loaded, failed)) {
+      setenv("SPORE_KERNEL_CACHE", g_cache_dir.c_str(), 1);
+      fs::remove_all(root);
+      return;
+    }
   }
   const int64_t before = codegen::compiler_invocations();
   int k = 0;
@@ -99,10 +155,14 @@ void BM_kernel_first_call(benchmark::State& st) {
     benchmark::DoNotOptimize(f(x, w, b, z));
     codegen::wait_for_compiles();
     st.SetIterationTime(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
-    unsetenv("SPORE_CXX");
+    if (mode == 0) restore_cxx();
   }
   unsetenv("SPORE_OPT_LEVEL");
-  unsetenv("SPORE_KERNEL_CACHE");
+  setenv("SPORE_KERNEL_CACHE", g_cache_dir.c_str(), 1);
+  if (mode != 0 && !compiled_or_skip(st, loaded, failed)) {
+    fs::remove_all(root);
+    return;
+  }
   st.counters["compiles_per_iter"] =
       static_cast<double>(codegen::compiler_invocations() - before) / static_cast<double>(st.iterations());
   fs::remove_all(root);

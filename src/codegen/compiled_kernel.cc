@@ -20,6 +20,17 @@ std::string unit_source(const LoopProgram& p) {
   return emit_unit(std::span(&k, 1));
 }
 
+// The kernel's calling signature, part of its cache key: an entry built for other inputs or
+// outputs is never loaded, so run_compiled cannot index past in[] or out[].
+std::string arity(const LoopProgram& p) {
+  std::string s = kSymbol;
+  s.append("(").append(std::to_string(p.inputs.size())).append(" in:");
+  for (DType d : p.inputs) s.append(" ").append(dtype_name(d));
+  s.append("; ").append(std::to_string(p.outputs.size())).append(" out:");
+  for (DType d : p.outputs) s.append(" ").append(dtype_name(d));
+  return s.append(")");
+}
+
 }  // namespace
 
 bool CompiledKernel::try_run(const LoopProgram& p, std::span<const Buffer> in, std::span<const Buffer> out) {
@@ -29,7 +40,7 @@ bool CompiledKernel::try_run(const LoopProgram& p, std::span<const Buffer> in, s
   }
   std::call_once(requested_, [&] {
     if (!emit_problem(p).empty() || !host_compiler()) return;
-    compile_async(unit_source(p), {kSymbol}, [slot = fn_](std::optional<std::vector<void*>> syms) {
+    compile_async(unit_source(p), {kSymbol}, arity(p), [slot = fn_](std::optional<std::vector<void*>> syms) {
       if (syms) slot->store(reinterpret_cast<KernelFn>((*syms)[0]), std::memory_order_release);
     });
   });
@@ -41,7 +52,7 @@ KernelFn compile_now(const LoopProgram& p, std::string* why) {
     *why = problem;
     return nullptr;
   }
-  auto syms = compile_and_load(unit_source(p), {kSymbol}, why);
+  auto syms = compile_and_load(unit_source(p), {kSymbol}, arity(p), why);
   return syms ? reinterpret_cast<KernelFn>((*syms)[0]) : nullptr;
 }
 

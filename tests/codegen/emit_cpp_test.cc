@@ -55,6 +55,7 @@ class EmittedKernel : public ::testing::Test {
     if (!host_compiler()) GTEST_SKIP() << "no C++ compiler (c++/g++) on PATH: compiled kernels cannot be checked";
   }
   void TearDown() override { set_num_threads(threads_); }
+  testing::UseHostCompiler compiler_;  // the binary defaults to SPORE_CXX=none
   int threads_ = num_threads();
 };
 

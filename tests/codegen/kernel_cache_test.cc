@@ -2,12 +2,15 @@
 // The kernel cache and the compiler fallback across processes: the test binary runs itself as a
 // child (a DISABLED_ test picked with a gtest filter) with SPORE_KERNEL_CACHE and SPORE_CXX set,
 // and reads the counters the child prints.
+#include <dirent.h>
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <climits>
 #include <cstdio>
-#include <dirent.h>
+#include <cstdlib>
 #include <fstream>
 #include <iostream>
 
@@ -67,13 +70,47 @@ std::string only_entry(const std::string& dir) {
   return found;
 }
 
-testing::Program gelu_program() { return testing::emitter_programs()[4]; }
+int count_of(const std::string& text, const std::string& what) {
+  int n = 0;
+  for (size_t p = text.find(what); p != std::string::npos; p = text.find(what, p + 1)) ++n;
+  return n;
+}
 
-// Child: compiles gelu_bias_sigmoid (through the cache), checks it against the interpreter and
-// prints the process's counters.
-TEST(KernelCacheChild, DISABLED_CompileGeluBiasSigmoid) {
+std::string real_path(const std::string& p) {
+  char buf[PATH_MAX];
+  return ::realpath(p.c_str(), buf) ? std::string(buf) : p;
+}
+
+// The key named by an entry's file name.
+uint64_t entry_key(const std::string& entry) {
+  const std::string name = entry.substr(entry.rfind('/') + 1);
+  return std::stoull(name.substr(0, name.size() - 3), nullptr, 16);
+}
+
+CacheDir open_dir(const std::string& dir) {
+  std::string why;
+  CacheDir d = open_cache_dir(dir, false, &why);
+  EXPECT_TRUE(d) << dir << ": " << why;
+  return d;
+}
+
+// Stores `bytes` as the object of the entry for `key` with `material`.
+bool store_bytes(const CacheDir& d, uint64_t key, const std::string& material, const std::string& bytes) {
+  char tmpl[] = "/tmp/spore-test-object-XXXXXX";
+  Fd f(::mkstemp(tmpl));
+  ::unlink(tmpl);
+  if (!f || ::write(f.get(), bytes.data(), bytes.size()) != static_cast<ssize_t>(bytes.size())) return false;
+  std::string error;
+  const bool ok = static_cast<bool>(cache_store(d, key, material, f.get(), &error));
+  EXPECT_TRUE(ok) << error;
+  return ok;
+}
+
+// Child: compiles emitter program `index` (through the cache), checks it against the
+// interpreter and prints the process's counters.
+void compile_and_check(size_t index) {
   std::mt19937 rng(3);
-  const auto prog = gelu_program();
+  const auto prog = testing::emitter_programs()[index];
   std::vector<Tensor> in;
   for (int i = 0; i < prog.inputs; ++i) in.push_back(testing::random_tensor({3, 1000}, DType::Float32, rng));
   const LoopProgram p = lower(*testing::trace(prog.fn, in));
@@ -86,8 +123,13 @@ TEST(KernelCacheChild, DISABLED_CompileGeluBiasSigmoid) {
   EXPECT_LE(testing::max_error_eps(got[0], want[0]), 256);
   const KernelCacheStats s = kernel_cache_stats();
   std::cout << "invocations=" << compiler_invocations() << " hits=" << s.hits << " corrupt=" << s.corrupt
-            << " stores=" << s.stores << "\n";
+            << " collisions=" << s.collisions << " stores=" << s.stores << "\n";
 }
+
+TEST(KernelCacheChild, DISABLED_CompileGeluBiasSigmoid) { compile_and_check(4); }
+
+// Another unit, of another arity (two inputs, not four).
+TEST(KernelCacheChild, DISABLED_CompileExactUnary) { compile_and_check(2); }
 
 // Child: a fused node under jit at O2, called before and after its compile; with SPORE_CXX=none
 // both calls run the interpreter. Results must match O1 (unfused) either way.
@@ -120,9 +162,122 @@ class KernelCache : public ::testing::Test {
     dir_ = testing::fresh_temp_dir();
     ASSERT_FALSE(dir_.empty());
   }
-  std::string env() const { return "SPORE_KERNEL_CACHE='" + dir_ + "'"; }
+  void TearDown() override { testing::remove_temp_dir(dir_); }
+  std::string env(const std::string& dir) const { return testing::child_compiler_env() + " SPORE_KERNEL_CACHE='" + dir + "'"; }
+  std::string env() const { return env(dir_); }
+  testing::UseHostCompiler compiler_;  // the binary defaults to SPORE_CXX=none
   std::string dir_;
 };
+
+// The cache's own checks, on hand-made entries (no compiler needed).
+class KernelCacheEntries : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = testing::fresh_temp_dir();
+    other_ = testing::fresh_temp_dir();
+    ASSERT_FALSE(dir_.empty());
+    ASSERT_FALSE(other_.empty());
+  }
+  void TearDown() override {
+    testing::remove_temp_dir(dir_);
+    testing::remove_temp_dir(other_);
+  }
+  std::string dir_, other_;
+};
+
+TEST_F(KernelCacheEntries, AStoredEntryIsFoundOnlyWithItsOwnKeyMaterial) {
+  CacheDir d = open_dir(dir_);
+  ASSERT_TRUE(d);
+  const uint64_t key = 0x1234;
+  ASSERT_TRUE(store_bytes(d, key, "unit A", "object bytes"));
+  struct stat st {};
+  ASSERT_EQ(::stat((dir_ + "/" + key_hex(key) + ".so").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+  EXPECT_TRUE(cache_lookup(d, key, "unit A"));
+
+  // Same file name (a 64-bit hash collision), other key material: a miss, never the entry.
+  const int64_t collisions = kernel_cache_stats().collisions;
+  ::testing::internal::CaptureStderr();
+  EXPECT_FALSE(cache_lookup(d, key, "unit B"));
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  EXPECT_EQ(kernel_cache_stats().collisions, collisions + 1);
+  EXPECT_NE(err.find("holds another unit"), std::string::npos) << err;
+  ::testing::internal::CaptureStderr();
+  EXPECT_FALSE(cache_lookup(d, key, "unit A "));  // a prefix is not a match either
+  ::testing::internal::GetCapturedStderr();
+
+  // The next store replaces it.
+  ASSERT_TRUE(store_bytes(d, key, "unit B", "other object"));
+  EXPECT_TRUE(cache_lookup(d, key, "unit B"));
+  ::testing::internal::CaptureStderr();
+  EXPECT_FALSE(cache_lookup(d, key, "unit A"));
+  ::testing::internal::GetCapturedStderr();
+}
+
+TEST_F(KernelCacheEntries, ASymlinkedEntryIsRefusedAndRemoved) {
+  CacheDir target = open_dir(other_);
+  CacheDir d = open_dir(dir_);
+  ASSERT_TRUE(target && d);
+  const uint64_t key = 0xabcdef;
+  const std::string name = std::string("/").append(key_hex(key)).append(".so");
+  ASSERT_TRUE(store_bytes(target, key, "unit", "object bytes"));
+  ASSERT_TRUE(cache_lookup(target, key, "unit"));  // a valid entry where the link points
+  ASSERT_EQ(::symlink((other_ + name).c_str(), (dir_ + name).c_str()), 0);
+  const int64_t corrupt = kernel_cache_stats().corrupt;
+  ::testing::internal::CaptureStderr();
+  EXPECT_FALSE(cache_lookup(d, key, "unit"));
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  EXPECT_NE(err.find("is corrupt (it is a symbolic link)"), std::string::npos) << err;
+  EXPECT_EQ(kernel_cache_stats().corrupt, corrupt + 1);
+  struct stat st {};
+  EXPECT_NE(::lstat((dir_ + name).c_str(), &st), 0) << "the link was not removed";
+  EXPECT_EQ(::lstat((other_ + name).c_str(), &st), 0) << "the link's target was removed";
+}
+
+TEST_F(KernelCacheEntries, AnEntryWritableByOthersOrTruncatedIsRefused) {
+  CacheDir d = open_dir(dir_);
+  ASSERT_TRUE(d);
+  const uint64_t key = 42;
+  const std::string path = dir_ + "/" + key_hex(key) + ".so";
+  ASSERT_TRUE(store_bytes(d, key, "unit", "object bytes"));
+  ASSERT_EQ(::chmod(path.c_str(), 0622), 0);
+  ::testing::internal::CaptureStderr();
+  EXPECT_FALSE(cache_lookup(d, key, "unit"));
+  std::string err = ::testing::internal::GetCapturedStderr();
+  EXPECT_NE(err.find("it is writable by group or others"), std::string::npos) << err;
+
+  ASSERT_TRUE(store_bytes(d, key, "unit", "object bytes"));
+  ASSERT_EQ(::truncate(path.c_str(), 20), 0);
+  ::testing::internal::CaptureStderr();
+  EXPECT_FALSE(cache_lookup(d, key, "unit"));
+  err = ::testing::internal::GetCapturedStderr();
+  EXPECT_NE(err.find("is corrupt (shorter than its trailer)"), std::string::npos) << err;
+}
+
+TEST_F(KernelCacheEntries, AGroupWritableAncestorIsRefusedUnlessSticky) {
+  const std::string cache = dir_ + "/spore/kernels";
+  std::string why;
+  ASSERT_TRUE(open_cache_dir(cache, true, &why)) << why;
+  EXPECT_EQ(cache_dir_problem(cache), "");
+  ASSERT_EQ(::chmod(dir_.c_str(), 0770), 0);
+  EXPECT_EQ(cache_dir_problem(cache),
+            "its ancestor " + real_path(dir_) + " is writable by group or others and not sticky (chmod go-w it)");
+  ASSERT_EQ(::chmod(dir_.c_str(), 01777), 0);  // like /tmp: others cannot rename what is ours
+  EXPECT_EQ(cache_dir_problem(cache), "");
+  ASSERT_EQ(::chmod(dir_.c_str(), 0700), 0);
+  ASSERT_EQ(::chmod((dir_ + "/spore").c_str(), 0720), 0);
+  EXPECT_NE(cache_dir_problem(cache).find("its ancestor " + real_path(dir_ + "/spore") + " is writable"), std::string::npos)
+      << cache_dir_problem(cache);
+}
+
+TEST_F(KernelCacheEntries, ASymlinkedDirectoryIsCheckedWhereItLeads) {
+  ASSERT_EQ(::chmod(other_.c_str(), 0770), 0);
+  const std::string link = dir_ + "/link";
+  ASSERT_EQ(::symlink(other_.c_str(), link.c_str()), 0);
+  EXPECT_NE(cache_dir_problem(link).find("it is writable by group or others"), std::string::npos) << cache_dir_problem(link);
+  ASSERT_EQ(::chmod(other_.c_str(), 0700), 0);
+  EXPECT_EQ(cache_dir_problem(link), "");
+}
 
 TEST_F(KernelCache, ASecondProcessReusesTheEntryAndACorruptOneIsRebuilt) {
   ChildResult a = run_child("DISABLED_CompileGeluBiasSigmoid", env());
@@ -164,6 +319,55 @@ TEST_F(KernelCache, AJitFusedNodeSwitchesToTheCompiledKernel) {
   EXPECT_EQ(counter(b.output, "hits"), 1) << b.output;
 }
 
+TEST_F(KernelCache, AnEntryHoldingAnotherUnitIsAMissAndIsReplaced) {
+  // A real object of another unit (two inputs, not four) under gelu's file name with a valid
+  // trailer and checksum: what a 64-bit hash collision would leave.
+  const std::string other_dir = testing::fresh_temp_dir();
+  ChildResult o = run_child("DISABLED_CompileExactUnary", env(other_dir));
+  ASSERT_EQ(o.status, 0) << o.output;
+  const std::string other_entry = only_entry(other_dir);
+  ASSERT_FALSE(other_entry.empty());
+  ChildResult a = run_child("DISABLED_CompileGeluBiasSigmoid", env());
+  ASSERT_EQ(a.status, 0) << a.output;
+  const std::string entry = only_entry(dir_);
+  ASSERT_FALSE(entry.empty());
+  {
+    CacheDir d = open_dir(dir_);
+    Fd other(::open(other_entry.c_str(), O_RDONLY | O_CLOEXEC));
+    ASSERT_TRUE(d && other);
+    std::string error;
+    ASSERT_TRUE(cache_store(d, entry_key(entry), "spore kernel unit\narity spore_kernel(2 in: ...)", other.get(), &error))
+        << error;
+  }
+  testing::remove_temp_dir(other_dir);
+
+  ChildResult b = run_child("DISABLED_CompileGeluBiasSigmoid", env());
+  ASSERT_EQ(b.status, 0) << "the forged entry was run:\n" << b.output;
+  EXPECT_EQ(counter(b.output, "collisions"), 1) << b.output;
+  EXPECT_EQ(counter(b.output, "invocations"), 1) << b.output;
+  EXPECT_EQ(counter(b.output, "stores"), 1) << b.output;
+  EXPECT_NE(b.output.find("holds another unit (its key material differs"), std::string::npos) << b.output;
+
+  ChildResult c = run_child("DISABLED_CompileGeluBiasSigmoid", env());
+  ASSERT_EQ(c.status, 0) << c.output;
+  EXPECT_EQ(counter(c.output, "invocations"), 0) << "the replaced entry was not reused:\n" << c.output;
+  EXPECT_EQ(counter(c.output, "hits"), 1) << c.output;
+}
+
+TEST_F(KernelCache, ACacheUnderAGroupWritableParentIsRefused) {
+  const std::string cache = dir_ + "/kernels";
+  ASSERT_EQ(::mkdir(cache.c_str(), 0700), 0);
+  ASSERT_EQ(::chmod(dir_.c_str(), 0770), 0);
+  ChildResult a = run_child("DISABLED_CompileGeluBiasSigmoid", env(cache));
+  ASSERT_EQ(a.status, 0) << a.output;
+  EXPECT_NE(a.output.find("[codegen] not using the kernel cache " + cache + ": its ancestor " + real_path(dir_) +
+                          " is writable by group or others"),
+            std::string::npos) << a.output;
+  EXPECT_EQ(counter(a.output, "invocations"), 1) << a.output;
+  EXPECT_EQ(counter(a.output, "stores"), 0) << a.output;
+  EXPECT_TRUE(only_entry(cache).empty());
+}
+
 TEST_F(KernelCache, AGroupWritableDirectoryIsRefused) {
   ASSERT_EQ(::chmod(dir_.c_str(), 0770), 0);
   EXPECT_NE(cache_dir_problem(dir_).find("writable by group or others"), std::string::npos) << cache_dir_problem(dir_);
@@ -180,10 +384,11 @@ TEST(KernelCacheNoCompiler, SporeCxxNoneRunsTheInterpreterWithANotice) {
   testing::use_test_kernel_cache();
   const std::string dir = testing::fresh_temp_dir();
   ChildResult a = run_child("DISABLED_JitFusedNode", "SPORE_CXX=none SPORE_KERNEL_CACHE='" + dir + "'");
+  testing::remove_temp_dir(dir);
   ASSERT_EQ(a.status, 0) << a.output;
-  EXPECT_NE(a.output.find("[codegen] no C++ compiler for generated kernels (SPORE_CXX=none); fused kernels run on the "
-                          "loop interpreter"),
-            std::string::npos) << a.output;
+  EXPECT_EQ(count_of(a.output, "[codegen] no C++ compiler for generated kernels (SPORE_CXX=none); fused kernels run on "
+                               "the loop interpreter"),
+            1) << a.output;
   EXPECT_EQ(counter(a.output, "invocations"), 0) << a.output;
 }
 
