@@ -18,6 +18,28 @@ struct Program {
   Fn fn;
 };
 
+// A random shape for each input that broadcasts to `out`: the scalar, a row, a column, the
+// full shape, or dims dropped at random.
+inline Shape broadcast_shape(const Shape& out, int kind, std::mt19937& rng) {
+  const int nd = static_cast<int>(out.size());
+  switch (kind % 5) {
+    case 0: return {};
+    case 1: return {out[nd - 1]};
+    case 2: {
+      Shape s = out;
+      s[nd - 1] = 1;
+      return s;
+    }
+    case 3: return out;
+    default: {
+      Shape s = out;
+      for (int d = 0; d < nd; ++d)
+        if (rng() % 2) s[d] = 1;
+      return s;
+    }
+  }
+}
+
 /// Every op class the loop program has; `transcendental` holds ops the emitter does not port.
 inline std::vector<Program> emitter_programs() {
   using namespace ops;

@@ -24,29 +24,11 @@ namespace spore::codegen {
 namespace {
 
 using namespace ops;
+using testing::broadcast_shape;
 using testing::emitter_programs;
 
 constexpr double kTranscendentalEps = 256;
 
-Shape broadcast_shape(const Shape& out, int kind, std::mt19937& rng) {
-  const int nd = static_cast<int>(out.size());
-  switch (kind % 5) {
-    case 0: return {};
-    case 1: return {out[nd - 1]};
-    case 2: {
-      Shape s = out;
-      s[nd - 1] = 1;
-      return s;
-    }
-    case 3: return out;
-    default: {
-      Shape s = out;
-      for (int d = 0; d < nd; ++d)
-        if (rng() % 2) s[d] = 1;
-      return s;
-    }
-  }
-}
 
 class EmittedKernel : public ::testing::Test {
  protected:

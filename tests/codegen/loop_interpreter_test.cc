@@ -19,23 +19,18 @@
 #include "codegen/loop_interpreter.h"
 #include "codegen/loop_program.h"
 #include "codegen/schedule.h"
-#include "codegen_testing.h"
+#include "codegen_programs.h"
 #include "transforms/interpreter.h"
 
 namespace spore::codegen {
 namespace {
 
 using namespace ops;
+using testing::broadcast_shape;
 using testing::Fn;
+using testing::Program;
 
 constexpr double kTranscendentalEps = 256;
-
-struct Program {
-  const char* name;
-  int inputs;
-  bool exact;
-  Fn fn;
-};
 
 std::vector<Program> programs() {
   return {
@@ -72,27 +67,6 @@ std::vector<Program> programs() {
   };
 }
 
-// A random shape for each input that broadcasts to `out`: the scalar, a row, a column, the
-// full shape, or dims dropped at random.
-Shape broadcast_shape(const Shape& out, int kind, std::mt19937& rng) {
-  const int nd = static_cast<int>(out.size());
-  switch (kind % 5) {
-    case 0: return {};
-    case 1: return {out[nd - 1]};
-    case 2: {
-      Shape s = out;
-      s[nd - 1] = 1;
-      return s;
-    }
-    case 3: return out;
-    default: {
-      Shape s = out;
-      for (int d = 0; d < nd; ++d)
-        if (rng() % 2) s[d] = 1;
-      return s;
-    }
-  }
-}
 
 std::vector<Tensor> run_fused(const LoopProgram& p, const std::vector<Tensor>& in, const Shape& out_shape, int64_t tile) {
   std::vector<Buffer> ib, ob;
