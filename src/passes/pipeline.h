@@ -26,7 +26,8 @@ struct PassInfo {
 /// The passes in pipeline order.
 const std::vector<PassInfo>& pipeline();
 
-/// The optimization level from SPORE_OPT_LEVEL (0, 1 or 2; default 1 until fusion lands).
+/// The optimization level from SPORE_OPT_LEVEL (0, 1 or 2; default 1: fusion (O2) is opt-in until
+/// the generated kernels are tuned).
 int default_level();
 
 /// Runs the pipeline at `level` on `g`.
