@@ -11,7 +11,7 @@
 #include "autodiff/frames.h"
 #include "runtime/dispatch.h"
 #include "spore/spore.h"
-#include "transforms/trace.h"
+#include "trace_program.h"
 
 namespace spore::codegen::testing {
 
@@ -19,15 +19,7 @@ using Fn = std::function<std::vector<Tensor>(const std::vector<Tensor>&)>;
 
 /// The graph of `f` over inputs of the given tensors' types (every input is a graph input).
 inline ir::GraphPtr trace(const Fn& f, const std::vector<Tensor>& inputs) {
-  transforms::SymbolicTrace st("main");
-  std::vector<Tensor> outs;
-  {
-    autodiff::FrameGuard open(&st);
-    std::vector<Tensor> sym;
-    for (const Tensor& x : inputs) sym.push_back(st.input(runtime::type_of(x)));
-    outs = f(sym);
-  }
-  return st.finish(outs);
+  return spore::testing::trace_program(f, inputs).graph;
 }
 
 /// A tensor of `shape` with values in [-3, 3], and (when `special`) some NaN, +-Inf, +-0.

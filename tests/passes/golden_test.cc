@@ -9,15 +9,13 @@
 #include <fstream>
 #include <sstream>
 
-#include "autodiff/frames.h"
 #include "codegen/fused.h"
 #include "ir/parser.h"
 #include "ir/printer.h"
 #include "passes/pipeline.h"
-#include "runtime/dispatch.h"
 #include "spore/spore.h"
 #include "transforms/interpreter.h"
-#include "transforms/trace.h"
+#include "trace_program.h"
 
 namespace spore::passes {
 namespace {
@@ -31,18 +29,6 @@ struct Model {
   std::vector<Tensor> inputs;
 };
 
-ir::GraphPtr trace(const Fn& f, const std::vector<Tensor>& inputs) {
-  transforms::SymbolicTrace st("main");
-  st.allow_state();
-  std::vector<Tensor> outs;
-  {
-    autodiff::FrameGuard open(&st);
-    std::vector<Tensor> sym;
-    for (const Tensor& x : inputs) sym.push_back(st.input(runtime::type_of(x)));
-    outs = f(sym);
-  }
-  return st.finish(outs);
-}
 
 Tensor r(const Shape& s, uint64_t seed) {
   manual_seed(seed);
@@ -85,7 +71,7 @@ TEST(GoldenIr, ThreeModelsAfterThePipeline) {
   const bool update = getenv("SPORE_UPDATE_GOLDEN") != nullptr;
   for (const Model& m : models()) {
     SCOPED_TRACE(m.name);
-    const ir::GraphPtr raw = trace(m.fn, m.inputs);
+    const ir::GraphPtr raw = spore::testing::trace_program(m.fn, m.inputs).graph;
     const ir::GraphPtr opt = optimize(raw, 2);
     const std::string text = ir::print_graph(*opt);
     const std::string path = golden_path(m.name);

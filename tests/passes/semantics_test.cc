@@ -11,14 +11,12 @@
 #include <cstring>
 #include <iostream>
 
-#include "autodiff/frames.h"
 #include "autodiff/grad_cases.h"
 #include "ir/printer.h"
 #include "passes/pipeline.h"
-#include "runtime/dispatch.h"
+#include "trace_program.h"
 #include "spore/spore.h"
 #include "transforms/interpreter.h"
-#include "transforms/trace.h"
 
 namespace spore::passes {
 namespace {
@@ -26,25 +24,8 @@ namespace {
 using namespace ops;
 using Fn = std::function<std::vector<Tensor>(const std::vector<Tensor>&)>;
 
-struct Traced {
-  ir::GraphPtr graph;
-  std::vector<Tensor> inputs;  // the data inputs, then the captured tensors
-};
-
-Traced trace(const Fn& f, const std::vector<Tensor>& inputs) {
-  transforms::SymbolicTrace st("main");
-  st.allow_state();
-  std::vector<Tensor> outs;
-  {
-    autodiff::FrameGuard open(&st);
-    std::vector<Tensor> sym;
-    for (const Tensor& x : inputs) sym.push_back(st.input(runtime::type_of(x)));
-    outs = f(sym);
-  }
-  Traced t{st.finish(outs), inputs};
-  t.inputs.insert(t.inputs.end(), st.captured().begin(), st.captured().end());
-  return t;
-}
+using Traced = spore::testing::TracedProgram;
+inline Traced trace(const Fn& f, const std::vector<Tensor>& inputs) { return spore::testing::trace_program(f, inputs); }
 
 bool same_bits(const Tensor& a, const Tensor& b) {
   if (a.dtype() != b.dtype() || a.shape() != b.shape()) return false;

@@ -7,15 +7,13 @@
 
 #include <set>
 
-#include "autodiff/frames.h"
 #include "autodiff/grad_cases.h"
 #include "ir/parser.h"
 #include "ir/printer.h"
-#include "runtime/dispatch.h"
 #include "spore/spore.h"
 #include "transforms/interpreter.h"
 #include "transforms/ir_bridge.h"
-#include "transforms/trace.h"
+#include "trace_program.h"
 
 namespace spore {
 namespace {
@@ -23,23 +21,6 @@ namespace {
 using namespace ops;
 using Fn = std::function<std::vector<Tensor>(const std::vector<Tensor>&)>;
 
-struct Traced {
-  ir::GraphPtr graph;
-  std::vector<Tensor> captured;
-};
-
-Traced trace(const Fn& f, const std::vector<Tensor>& inputs) {
-  transforms::SymbolicTrace st("main");
-  st.allow_state();  // batch_norm's running statistics become state outputs
-  std::vector<Tensor> outs;
-  {
-    autodiff::FrameGuard open(&st);
-    std::vector<Tensor> sym;
-    for (const Tensor& x : inputs) sym.push_back(st.input(runtime::type_of(x)));
-    outs = f(sym);
-  }
-  return {st.finish(outs), st.captured()};
-}
 
 void collect_ops(const ir::Graph& g, std::set<std::string>& ops) {
   for (const auto& n : g.nodes()) {
@@ -52,14 +33,13 @@ void collect_ops(const ir::Graph& g, std::set<std::string>& ops) {
 void check_program(const std::string& name, const Fn& f, const std::vector<Tensor>& inputs, std::set<std::string>& seen) {
   SCOPED_TRACE(name);
   manual_seed(11);
-  Traced t = trace(f, inputs);
+  const auto t = spore::testing::trace_program(f, inputs);
   const std::string text = ir::print_graph(*t.graph);
   ir::GraphPtr back = ir::parse_graph(text);
   EXPECT_TRUE(*back == *t.graph) << text;
   EXPECT_EQ(ir::print_graph(*back), text);
   collect_ops(*t.graph, seen);
-  std::vector<Tensor> in = inputs;
-  in.insert(in.end(), t.captured.begin(), t.captured.end());
+  const std::vector<Tensor>& in = t.inputs;
   auto got = transforms::interpret(*back, in);
   manual_seed(11);
   auto want = f(inputs);
