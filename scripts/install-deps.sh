@@ -15,6 +15,8 @@ packages=(
   python3 python3-numpy python3-torch libopenblas0-openmp
   # sanitizer runtime for the ASan/UBSan test build
   libgcc-12-dev
+  # files: gzipped IDX data sets (zlib)
+  zlib1g-dev
   # data for the demo (Fashion-MNIST)
   dataset-fashion-mnist
 )
