@@ -33,6 +33,8 @@ ALLOWED = {
     "src/data": ["spore/", "data/"],
     # The training loop (MindSpore's `train` package: Model, callbacks, checkpoints) joins them.
     "src/train": ["spore/", "train/"],
+    # The model zoo: networks built from nn cells.
+    "src/models": ["spore/", "models/"],
 }
 # Third-party headers allowed only in some files.
 RESTRICTED = {
@@ -42,7 +44,7 @@ RESTRICTED = {
 }
 PROJECT_PREFIXES = ("spore/", "core/", "runtime/", "backends/", "prims/", "ops/", "ir/", "autodiff/",
                     "transforms/", "passes/", "codegen/", "io/", "data/", "parallel/", "lite/", "nn/", "optim/",
-                    "train/")
+                    "train/", "models/")
 
 
 def main():

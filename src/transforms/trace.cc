@@ -31,6 +31,16 @@ Tensor SymbolicTrace::input(const TensorType& t) {
   return symbolic_tensor(t, b_.param(to_ir(t), ir::Role::Data));
 }
 
+namespace {
+// Two handles of one value: the same tensor, or another handle with the same storage and geometry.
+bool same_value(const Tensor& a, const Tensor& b) {
+  if (a.is_same(b)) return true;
+  if (a.device().type == DeviceType::Meta || a.storage() != b.storage()) return false;
+  const TensorImpl &x = *a.impl(), &y = *b.impl();
+  return x.offset == y.offset && x.dtype == y.dtype && x.weak == y.weak && x.shape == y.shape && x.strides == y.strides;
+}
+}  // namespace
+
 ir::ValueRef SymbolicTrace::value_of(const Tensor& t) {
   if (const auto* e = autodiff::find_entry(t, uid())) return values_[static_cast<size_t>(e->id)];
   if (t.weak() && t.dim() == 0 && t.device().type != DeviceType::Meta) {
@@ -42,8 +52,12 @@ ir::ValueRef SymbolicTrace::value_of(const Tensor& t) {
   SPORE_CHECK(closed_ || t.device().type != DeviceType::Meta || t.impl()->trace == nullptr,
               "[jit] a traced tensor from another trace was used here; tensors traced by an inner jit or vmap "
               "cannot leak out of it");
+  // A tape inside the trace (grad of a function that reads a captured tensor, e.g. a Cell's
+  // weights) tracks a fresh alias of the tensor: another handle with the same storage and the
+  // same geometry. It is the same value, so it binds to the same graph input; binding it twice
+  // would make a later in-place write (the optimizer's) look like a write through a view.
   for (size_t i = 0; i < captured_.size(); ++i)
-    if (captured_[i].is_same(t)) return captured_values_[i];
+    if (same_value(captured_[i], t)) return captured_values_[i];
   for (const void* st : written_storages_)
     SPORE_CHECK(t.device().type == DeviceType::Meta || t.storage().get() != st,
                 "[jit] this tensor shares memory with a tensor the function wrote in place (a view of it, or its base); "
@@ -60,15 +74,33 @@ void SymbolicTrace::build(const Primitive& p, const void* attrs, std::span<const
   has_random_ |= p.effect == Effect::Random;
   std::vector<ir::ValueRef> ins;
   ins.reserve(in.size());
-  for (const Tensor& t : in) ins.push_back(value_of(t));
+  for (const Tensor& t : in) {
+    ins.push_back(value_of(t));
+    check_not_stale(ins.back(), p.name);
+  }
   std::vector<ir::Type> outs;
   for (const TensorType& t : types) outs.push_back(to_ir(t));
-  if (p.view != nullptr && !ins.empty()) viewed_.insert({ins[0].node, ins[0].index});
+  std::pair<int32_t, int32_t> root{};
+  if (p.view != nullptr && !ins.empty()) {
+    root = {ins[0].node, ins[0].index};
+    if (auto it = view_root_.find(root); it != view_root_.end()) root = it->second;
+  }
   auto vals = b_.add(p.name, p.attrs.clone(attrs), std::move(ins), std::move(outs), {}, subgraphs_of(p, attrs));
   for (size_t i = 0; i < types.size(); ++i) {
     out[i] = symbolic_tensor(types[i], vals[i]);
-    if (p.view != nullptr) views_.insert({vals[i].node, vals[i].index});
+    if (p.view != nullptr) {
+      views_.insert({vals[i].node, vals[i].index});
+      view_root_[{vals[i].node, vals[i].index}] = root;
+    }
   }
+}
+
+void SymbolicTrace::check_not_stale(ir::ValueRef v, const std::string& user) const {
+  auto it = view_root_.find({v.node, v.index});
+  SPORE_CHECK(it == view_root_.end() || !written_.count(it->second), "[", user,
+              "] under jit or vmap this reads a view (reshape, slice, transpose ...) of a tensor that has views taken of "
+              "it earlier in the function and was then written in place; the write would not reach the view in a "
+              "trace: take the view after the write, or use the out-of-place op");
 }
 
 void SymbolicTrace::write(const Tensor& dst, const Tensor& value, const char* op) {
@@ -82,32 +114,38 @@ void SymbolicTrace::write(const Tensor& dst, const Tensor& value, const char* op
   SPORE_CHECK(!views_.count({old.node, old.index}), "[", op,
               "] under jit or vmap the destination is a view (reshape, slice, transpose ...) made inside the function; a "
               "trace cannot write through views: write the whole tensor, or use the out-of-place op");
-  SPORE_CHECK(!viewed_.count({old.node, old.index}), "[", op,
-              "] under jit or vmap the destination has views taken of it earlier in the function (reshape, slice, "
-              "transpose ...), which the write would not reach: write before taking views, or use the out-of-place op");
+  // Views taken of the old value stay valid for reads made before this write; a read after it
+  // is refused (check_not_stale), since in a trace the view would still hold the old value.
+  written_.insert({old.node, old.index});
   const ir::ValueRef nv = value_of(value);
+  const void* key = dst.impl();  // the handle the graph input was bound to
   if (const auto* e = autodiff::find_entry(dst, uid())) {
     values_[static_cast<size_t>(e->id)] = nv;
   } else {
     for (size_t i = 0; i < captured_.size(); ++i) {
-      if (!captured_[i].is_same(dst)) continue;
+      if (!same_value(captured_[i], dst)) continue;
       for (size_t k = 0; k < captured_.size(); ++k)
         SPORE_CHECK(k == i || dst.device().type == DeviceType::Meta || captured_[k].storage() != dst.storage(), "[", op,
                     "] under jit or vmap the destination shares memory with another tensor the function reads (a view "
                     "of it, or its base); a trace cannot follow writes through views: write the whole tensor");
       captured_values_[i] = nv;
+      key = captured_[i].impl();
       if (dst.device().type != DeviceType::Meta) written_storages_.push_back(dst.storage().get());
     }
   }
   // A graph input written (an argument or a captured tensor) is state: its final value leaves
   // the graph as an output that updates it.
-  auto it = written_inputs_.find(dst.impl());
-  if (it == written_inputs_.end() && old.node == ir::ValueRef::kParam) it = written_inputs_.emplace(dst.impl(), old.index).first;
+  auto it = written_inputs_.find(key);
+  if (it == written_inputs_.end() && old.node == ir::ValueRef::kParam) it = written_inputs_.emplace(key, old.index).first;
   if (it != written_inputs_.end()) writes_[it->second] = nv;
 }
 
 ir::GraphPtr SymbolicTrace::finish(std::span<const Tensor> outputs) {
-  for (const Tensor& t : outputs) b_.output(value_of(t));
+  for (const Tensor& t : outputs) {
+    const ir::ValueRef v = value_of(t);
+    check_not_stale(v, "jit");
+    b_.output(v);
+  }
   for (const auto& [input, v] : writes_) {
     b_.set_role(input, ir::Role::Buffer);
     b_.output(v, input);

@@ -63,8 +63,12 @@ class SymbolicTrace final : public autodiff::Frame {
   bool allow_state_ = false;
   std::map<int32_t, ir::ValueRef> writes_;           // graph input -> its latest value
   std::map<const void*, int32_t> written_inputs_;    // tensor written -> the graph input it was
-  std::set<std::pair<int32_t, int32_t>> viewed_;     // values a view primitive read
+  /// Errors when `v` is a view of a value written in place after the view was taken: the
+  /// view holds the old value in the trace, while eagerly it would see the write.
+  void check_not_stale(ir::ValueRef v, const std::string& user) const;
+  std::map<std::pair<int32_t, int32_t>, std::pair<int32_t, int32_t>> view_root_;  // view value -> its base
   std::set<std::pair<int32_t, int32_t>> views_;      // values a view primitive made
+  std::set<std::pair<int32_t, int32_t>> written_;    // values overwritten by an in-place write
   std::vector<const void*> written_storages_;       // storages of outside tensors written
 };
 

@@ -110,3 +110,34 @@ TEST(Jit, RandomMatchesPyNativeForTheSameSeed) {
 
 }  // namespace
 }  // namespace spore
+
+namespace spore {
+namespace {
+
+// A training step: grad with respect to a captured weight (the tape tracks an alias of it, the
+// same storage and geometry), then an in-place update of the weight itself. The alias and the
+// weight are one graph input, and the update is state written back in place.
+TEST(Jit, GradOfCapturedWeightThenInPlaceUpdate) {
+  Tensor w = tensor({1.0, -2.0, 3.0});
+  Tensor x = tensor({0.5, 1.0, 2.0});
+  auto step = [&](const Tensor& lr) {
+    Tensor g = grad([&](const Tensor& wt) { return ops::sum(wt * wt * x); })(w);
+    ops::copy_(w, w - lr * g);
+    return ops::sum(w);
+  };
+  Tensor w0 = w.clone();
+  Tensor eager = step(ops::full({}, 0.1));
+  Tensor w_eager = w.clone();
+  ops::copy_(w, w0);
+  auto jf = jit(step);
+  Tensor traced = jf(ops::full({}, 0.1));
+  EXPECT_EQ(traced.to_vector<float>(), eager.to_vector<float>());
+  EXPECT_EQ(w.to_vector<float>(), w_eager.to_vector<float>());
+  jf(ops::full({}, 0.1));  // a second step from the updated weight, same graph
+  EXPECT_EQ(jf.core().traces(), 1);
+  EXPECT_NEAR(w.to_vector<float>()[0], 1.0f * 0.9f * 0.9f, 1e-6);
+  EXPECT_NE(jf.core().last_graph_text().find("updates"), std::string::npos) << jf.core().last_graph_text();
+}
+
+}  // namespace
+}  // namespace spore

@@ -1,0 +1,45 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "spore/data/dataset.h"
+
+/// Sources: nodes that make rows. Files are read and checked once when the source is built
+/// (a bad file fails here, naming the file and what is wrong), then served from memory.
+namespace spore::data {
+
+/// Reads an IDX file (MNIST's format), gzipped or not: its dtype and dimensions come from the
+/// header; the size is checked against the header.
+Tensor read_idx(const std::string& path);
+/// MNIST-style IDX files in `dir`: usage "train" (train-*), "test" (t10k-*) or "all" (both).
+/// Files may be gzipped (.gz). Rows: image uint8 (H, W), label int64 ().
+std::shared_ptr<Dataset> mnist(const std::string& dir, const std::string& usage = "train");
+/// The same from an explicit pair of image and label files.
+std::shared_ptr<Dataset> mnist_files(const std::string& images_path, const std::string& labels_path);
+
+/// In-memory columns: the first dimension of each is the sample axis (all equal).
+std::shared_ptr<Dataset> from_tensors(std::vector<Tensor> columns);
+
+/// Reads a NumPy .npy file (version 1-3, little-endian bool/int/uint8/float types, C or Fortran order).
+Tensor read_npy(const std::string& path);
+/// One column per .npy file, samples along the first axis.
+std::shared_ptr<Dataset> npy(const std::vector<std::string>& paths);
+
+/// Options of csv().
+struct CsvOptions {
+  char delimiter = ',';
+  bool header = true;  // skip the first line
+};
+/// A CSV file of numbers, one column per entry of `column_types`; each row's values become
+/// 0-d tensors of those dtypes.
+std::shared_ptr<Dataset> csv(const std::string& path, std::vector<DType> column_types, CsvOptions options = {});
+
+/// Rows from `fn(0)`, `fn(1)`, ... until it returns nullopt (or until `size` rows when size >= 0).
+/// Read in order from one thread.
+std::shared_ptr<Dataset> generator(std::function<std::optional<Row>(int64_t)> fn, int64_t size = -1);
+
+}  // namespace spore::data

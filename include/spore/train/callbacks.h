@@ -1,0 +1,135 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+// Callbacks of Model::fit (MindSpore's train.callback): hooks at the start and end of training,
+// of each epoch and after each step, seeing one RunContext. A callback may ask fit to stop.
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <deque>
+#include <functional>
+#include <map>
+#include <string>
+
+namespace spore::train {
+
+class Model;
+
+struct RunContext {
+  Model* model = nullptr;
+  int64_t epoch = 0;            // 0-based, the epoch running or just finished
+  int64_t epochs = 0;           // the last epoch fit runs is epochs - 1
+  int64_t global_step = 0;      // optimizer steps taken since the start (resumed runs included)
+  int64_t step_in_epoch = 0;    // batches done in this epoch
+  int64_t steps_per_epoch = -1; // -1 when the source cannot tell
+  int64_t samples_in_epoch = 0;
+  double epoch_seconds = 0;     // wall time of this epoch so far
+  double loss = 0;              // the last step's loss
+  std::map<std::string, double> train_metrics;  // at epoch end: this epoch's running metrics
+  std::map<std::string, double> eval_metrics;   // at epoch end, when a validation source is given
+  bool stop = false;            // set by a callback: fit ends after this step or epoch
+  double samples_per_second() const { return epoch_seconds > 0 ? samples_in_epoch / epoch_seconds : 0; }
+};
+
+class Callback {
+ public:
+  virtual ~Callback() = default;
+  virtual void on_train_begin(RunContext&) {}
+  virtual void on_epoch_begin(RunContext&) {}
+  virtual void on_step_end(RunContext&) {}
+  virtual void on_epoch_end(RunContext&) {}
+  virtual void on_train_end(RunContext&) {}
+};
+
+/// Prints the loss every `every` steps (MindSpore's LossMonitor) to `out`.
+class LossMonitor : public Callback {
+ public:
+  explicit LossMonitor(int64_t every = 100, std::FILE* out = stdout) : every_(every), out_(out) {}
+  void on_step_end(RunContext& c) override;
+
+ private:
+  int64_t every_;
+  std::FILE* out_;
+};
+
+/// One line per epoch on stderr, redrawn in place on a terminal: epoch, step/total, samples/s,
+/// ETA and loss. When stderr is not a terminal it prints plain lines about every 10 % of an
+/// epoch instead, so logs stay readable.
+class ProgressBar : public Callback {
+ public:
+  explicit ProgressBar(std::FILE* out = stderr);
+  void on_epoch_begin(RunContext& c) override;
+  void on_step_end(RunContext& c) override;
+  void on_epoch_end(RunContext& c) override;
+
+ private:
+  void draw(const RunContext& c, bool final);
+  std::FILE* out_;
+  bool tty_;
+  std::chrono::steady_clock::time_point last_draw_;
+  int64_t last_decile_ = -1;
+};
+
+/// Saves a checkpoint (Model::save_checkpoint) every `every_steps` steps and/or at the end of
+/// every `every_epochs` epochs into `dir` as ckpt-<step>.spore, keeping the newest `keep`.
+class CheckpointCallback : public Callback {
+ public:
+  CheckpointCallback(std::string dir, int64_t every_steps, int64_t every_epochs, int keep = 3);
+  void on_step_end(RunContext& c) override;
+  void on_epoch_end(RunContext& c) override;
+  /// The newest checkpoint in `dir`, or "" when there is none.
+  static std::string latest(const std::string& dir);
+
+ private:
+  void save(RunContext& c);
+  std::string dir_;
+  int64_t every_steps_, every_epochs_;
+  int keep_;
+  std::deque<std::string> saved_;
+};
+
+/// Stops fit when `monitor` (a key of eval_metrics, else train_metrics, e.g. "loss" or
+/// "accuracy") has not improved by `min_delta` for `patience` epochs.
+class EarlyStopping : public Callback {
+ public:
+  EarlyStopping(std::string monitor, int64_t patience, double min_delta = 0, bool maximize = false);
+  void on_epoch_end(RunContext& c) override;
+  int64_t stopped_epoch() const { return stopped_epoch_; }
+
+ private:
+  std::string monitor_;
+  int64_t patience_;
+  double min_delta_;
+  bool maximize_;
+  double best_;
+  int64_t bad_epochs_ = 0;
+  int64_t stopped_epoch_ = -1;
+};
+
+/// Appends one JSON object per epoch (and a final one) to <dir>/metrics.jsonl: epoch, step,
+/// loss, samples_per_second, seconds, lr and every metric.
+class MetricsLog : public Callback {
+ public:
+  explicit MetricsLog(std::string dir);
+  void on_epoch_end(RunContext& c) override;
+  void on_train_end(RunContext& c) override;
+
+ private:
+  void write(const std::string& line);
+  std::string path_;
+};
+
+/// Runs `fn(epoch)` at the end of each epoch: the hook for learning-rate schedules
+/// (e.g. `[&](int64_t) { schedule.step(); }`).
+class EpochHook : public Callback {
+ public:
+  explicit EpochHook(std::function<void(RunContext&)> fn) : fn_(std::move(fn)) {}
+  void on_epoch_end(RunContext& c) override { fn_(c); }
+
+ private:
+  std::function<void(RunContext&)> fn_;
+};
+
+/// Looks up a monitored value: eval_metrics first, then train_metrics; NaN when absent.
+double monitored_value(const RunContext& c, const std::string& key);
+
+}  // namespace spore::train

@@ -1,0 +1,84 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+// Model: the training and evaluation loop around a network, a loss and an optimizer
+// (MindSpore's train.Model). Its train step is forward + loss + gradients + optimizer update as
+// ONE function (MindSpore's TrainOneStepCell): in Graph mode (set_context(Mode::Graph)) it is
+// compiled once by jit into one plan whose parameter and optimizer-state updates are written in
+// place; in PyNative mode the same code runs eagerly. The learning rate and step count reach the
+// compiled step as tensors (the optimizer's), and train/eval are two separately compiled
+// functions, so neither a schedule nor a mode switch is ever frozen into a graph.
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "spore/nn/cell.h"
+#include "spore/optim/optimizer.h"
+#include "spore/tensor.h"
+#include "spore/train/batch_source.h"
+#include "spore/train/callbacks.h"
+#include "spore/train/checkpoint.h"
+#include "spore/train/metrics.h"
+
+namespace spore::train {
+
+/// loss(network output, labels) -> a 0-d mean loss.
+using LossFn = std::function<Tensor(const Tensor& output, const Tensor& labels)>;
+
+struct FitResult {
+  int64_t epochs_run = 0;
+  int64_t steps = 0;
+  double seconds = 0;
+  double samples_per_second = 0;  // over the whole fit, evaluation excluded
+  double train_loss = 0;          // mean loss of the last epoch
+  std::map<std::string, double> train_metrics;  // last epoch
+  std::map<std::string, double> eval_metrics;   // last validation, if any
+};
+
+class Model {
+ public:
+  /// `net`, `optimizer` must outlive the Model. `metrics` are names for make_metric.
+  Model(nn::UnaryCell& net, LossFn loss, optim::Optimizer& optimizer,
+        std::vector<std::string> metrics = {"accuracy", "loss"});
+  ~Model();
+
+  /// One optimizer step on a batch; returns the batch's loss and the network's output.
+  std::pair<Tensor, Tensor> train_step(const Tensor& x, const Tensor& y);
+  /// The network's output in eval mode.
+  Tensor predict(const Tensor& x);
+  /// Metrics over one pass of `data` in eval mode.
+  std::map<std::string, double> evaluate(BatchSource& data);
+  /// Trains for `epochs` epochs (counting those a restored checkpoint already ran), evaluating
+  /// on `valid` after each epoch when given. Resumes from the position restore() set.
+  FitResult fit(int64_t epochs, BatchSource& train, const std::vector<Callback*>& callbacks = {},
+                BatchSource* valid = nullptr);
+
+  /// Parameters and buffers ("model."), optimizer state ("optim."), step, position in the data
+  /// (epoch, batch index) and the random generator's state.
+  Checkpoint checkpoint() const;
+  void save_checkpoint(const std::string& path) const;
+  /// Loads everything checkpoint() saved; the next fit continues from the saved position and
+  /// reproduces the uninterrupted run's losses exactly.
+  void restore(const Checkpoint& c);
+  void load_checkpoint(const std::string& path);
+
+  int64_t global_step() const { return step_; }
+  nn::UnaryCell& network() { return net_; }
+  optim::Optimizer& optimizer() { return opt_; }
+  /// How many times the compiled train step was traced (1 in a steady Graph-mode run).
+  int train_traces() const;
+
+ private:
+  struct Compiled;
+  nn::UnaryCell& net_;
+  LossFn loss_;
+  optim::Optimizer& opt_;
+  std::vector<std::string> metric_names_;
+  std::unique_ptr<Compiled> compiled_;
+  int64_t step_ = 0;
+  int64_t epoch_ = 0;          // the epoch to run next (or resume)
+  int64_t batch_in_epoch_ = 0; // batches of epoch_ already done
+};
+
+}  // namespace spore::train

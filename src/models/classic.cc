@@ -1,0 +1,46 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "spore/models/classic.h"
+
+#include "spore/error.h"
+#include "spore/nn/activation.h"
+#include "spore/nn/conv.h"
+#include "spore/nn/dense.h"
+#include "spore/nn/pooling.h"
+
+namespace spore::models {
+
+std::unique_ptr<nn::SequentialCell> mlp(const std::vector<int64_t>& sizes) {
+  SPORE_CHECK(sizes.size() >= 2, "[models::mlp] needs at least an input and an output size, got ", sizes.size(),
+              " sizes");
+  auto net = std::make_unique<nn::SequentialCell>();
+  net->add(std::make_unique<nn::Flatten>());
+  for (size_t i = 0; i + 1 < sizes.size(); ++i) {
+    SPORE_CHECK(sizes[i] > 0 && sizes[i + 1] > 0, "[models::mlp] layer sizes must be positive, got ", sizes[i], " and ",
+                sizes[i + 1]);
+    net->add(std::make_unique<nn::Dense>(sizes[i], sizes[i + 1]));
+    if (i + 2 < sizes.size()) net->add(std::make_unique<nn::ReLU>());
+  }
+  return net;
+}
+
+std::unique_ptr<nn::SequentialCell> lenet5(int64_t num_classes, int64_t in_channels) {
+  SPORE_CHECK(num_classes >= 1 && in_channels >= 1, "[models::lenet5] num_classes and in_channels must be positive");
+  return std::make_unique<nn::SequentialCell>(
+      std::make_unique<nn::Conv2d>(in_channels, 6, 5, /*stride=*/1, /*padding=*/2), std::make_unique<nn::ReLU>(),
+      std::make_unique<nn::MaxPool2d>(2), std::make_unique<nn::Conv2d>(6, 16, 5), std::make_unique<nn::ReLU>(),
+      std::make_unique<nn::MaxPool2d>(2), std::make_unique<nn::Flatten>(), std::make_unique<nn::Dense>(16 * 5 * 5, 120),
+      std::make_unique<nn::ReLU>(), std::make_unique<nn::Dense>(120, 84), std::make_unique<nn::ReLU>(),
+      std::make_unique<nn::Dense>(84, num_classes));
+}
+
+std::vector<std::string> model_names() { return {"mlp", "lenet"}; }
+
+std::unique_ptr<nn::UnaryCell> create(const std::string& name, int64_t num_classes, int64_t in_channels) {
+  if (name == "mlp") return mlp({in_channels * 28 * 28, 512, 256, num_classes});
+  if (name == "lenet" || name == "lenet5") return lenet5(num_classes, in_channels);
+  std::string known;
+  for (const auto& n : model_names()) known += (known.empty() ? "" : ", ") + n;
+  throw Error("[models::create] unknown model '" + name + "'; known: " + known);
+}
+
+}  // namespace spore::models

@@ -1,0 +1,177 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "spore/train/callbacks.h"
+
+#include <unistd.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <sstream>
+
+#include "spore/error.h"
+#include "spore/train/model.h"
+
+namespace spore::train {
+
+double monitored_value(const RunContext& c, const std::string& key) {
+  if (auto it = c.eval_metrics.find(key); it != c.eval_metrics.end()) return it->second;
+  if (auto it = c.train_metrics.find(key); it != c.train_metrics.end()) return it->second;
+  return std::numeric_limits<double>::quiet_NaN();
+}
+
+void LossMonitor::on_step_end(RunContext& c) {
+  if (every_ > 0 && c.global_step % every_ == 0)
+    std::fprintf(out_, "epoch %lld step %lld loss %.6f\n", static_cast<long long>(c.epoch + 1),
+                 static_cast<long long>(c.global_step), c.loss);
+}
+
+ProgressBar::ProgressBar(std::FILE* out) : out_(out), tty_(::isatty(::fileno(out)) != 0) {}
+
+void ProgressBar::on_epoch_begin(RunContext&) {
+  last_decile_ = -1;
+  last_draw_ = {};
+}
+
+void ProgressBar::draw(const RunContext& c, bool final) {
+  const double rate = c.samples_per_second();
+  std::ostringstream os;
+  os << "epoch " << c.epoch + 1 << '/' << c.epochs << "  step " << c.step_in_epoch;
+  if (c.steps_per_epoch > 0) os << '/' << c.steps_per_epoch;
+  char buf[160];
+  std::snprintf(buf, sizeof buf, "  %.0f samples/s", rate);
+  os << buf;
+  if (!final && c.steps_per_epoch > 0 && c.step_in_epoch > 0) {
+    const double eta = c.epoch_seconds / static_cast<double>(c.step_in_epoch) *
+                       static_cast<double>(c.steps_per_epoch - c.step_in_epoch);
+    std::snprintf(buf, sizeof buf, "  ETA %.1fs", eta);
+    os << buf;
+  }
+  std::snprintf(buf, sizeof buf, "  loss %.4f", c.loss);
+  os << buf;
+  if (final) {
+    std::snprintf(buf, sizeof buf, "  %.1fs", c.epoch_seconds);
+    os << buf;
+    for (const auto& [k, v] : c.train_metrics) os << "  " << k << ' ' << v;
+    for (const auto& [k, v] : c.eval_metrics) os << "  val_" << k << ' ' << v;
+  }
+  if (tty_) std::fprintf(out_, "\r\033[K%s%s", os.str().c_str(), final ? "\n" : "");
+  else std::fprintf(out_, "%s\n", os.str().c_str());
+  std::fflush(out_);
+}
+
+void ProgressBar::on_step_end(RunContext& c) {
+  if (tty_) {
+    // Redraw at most ~10 times a second: drawing every step would cost more than small steps.
+    auto now = std::chrono::steady_clock::now();
+    if (now - last_draw_ < std::chrono::milliseconds(100)) return;
+    last_draw_ = now;
+    draw(c, false);
+  } else if (c.steps_per_epoch > 0) {
+    const int64_t decile = c.step_in_epoch * 10 / c.steps_per_epoch;
+    if (decile != last_decile_ && decile < 10) {
+      last_decile_ = decile;
+      draw(c, false);
+    }
+  }
+}
+
+void ProgressBar::on_epoch_end(RunContext& c) { draw(c, true); }
+
+CheckpointCallback::CheckpointCallback(std::string dir, int64_t every_steps, int64_t every_epochs, int keep)
+    : dir_(std::move(dir)), every_steps_(every_steps), every_epochs_(every_epochs), keep_(keep) {
+  SPORE_CHECK(keep >= 1, "[CheckpointCallback] keep must be at least 1, got ", keep);
+  std::error_code ec;
+  std::filesystem::create_directories(dir_, ec);
+  SPORE_CHECK(!ec, "[CheckpointCallback] cannot create the checkpoint directory ", dir_, ": ", ec.message());
+}
+
+void CheckpointCallback::save(RunContext& c) {
+  const std::string path = (std::filesystem::path(dir_) / ("ckpt-" + std::to_string(c.global_step) + ".spore")).string();
+  if (!saved_.empty() && saved_.back() == path) return;  // a step and an epoch boundary coincide
+  c.model->save_checkpoint(path);
+  saved_.push_back(path);
+  while (static_cast<int>(saved_.size()) > keep_) {
+    std::error_code ec;
+    std::filesystem::remove(saved_.front(), ec);
+    saved_.pop_front();
+  }
+}
+
+void CheckpointCallback::on_step_end(RunContext& c) {
+  if (every_steps_ > 0 && c.global_step % every_steps_ == 0) save(c);
+}
+void CheckpointCallback::on_epoch_end(RunContext& c) {
+  if (every_epochs_ > 0 && (c.epoch + 1) % every_epochs_ == 0) save(c);
+}
+
+std::string CheckpointCallback::latest(const std::string& dir) {
+  std::string best;
+  long long best_step = -1;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
+    const std::string name = e.path().filename().string();
+    if (name.rfind("ckpt-", 0) != 0 || name.size() <= 11 || name.substr(name.size() - 6) != ".spore") continue;
+    const std::string digits = name.substr(5, name.size() - 11);
+    if (digits.empty() || digits.find_first_not_of("0123456789") != std::string::npos || digits.size() > 15) continue;
+    const long long step = std::stoll(digits);
+    if (step > best_step) best_step = step, best = e.path().string();
+  }
+  return best;
+}
+
+EarlyStopping::EarlyStopping(std::string monitor, int64_t patience, double min_delta, bool maximize)
+    : monitor_(std::move(monitor)), patience_(patience), min_delta_(min_delta), maximize_(maximize),
+      best_(maximize ? -std::numeric_limits<double>::infinity() : std::numeric_limits<double>::infinity()) {
+  SPORE_CHECK(patience >= 0, "[EarlyStopping] patience must be >= 0, got ", patience);
+}
+
+void EarlyStopping::on_epoch_end(RunContext& c) {
+  const double v = monitored_value(c, monitor_);
+  SPORE_CHECK(!std::isnan(v), "[EarlyStopping] monitors '", monitor_,
+              "', which fit does not report; use a metric name such as loss or accuracy");
+  const bool better = maximize_ ? v > best_ + min_delta_ : v < best_ - min_delta_;
+  if (better) {
+    best_ = v;
+    bad_epochs_ = 0;
+  } else if (++bad_epochs_ > patience_) {
+    c.stop = true;
+    stopped_epoch_ = c.epoch;
+  }
+}
+
+MetricsLog::MetricsLog(std::string dir) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  SPORE_CHECK(!ec, "[MetricsLog] cannot create the log directory ", dir, ": ", ec.message());
+  path_ = (std::filesystem::path(dir) / "metrics.jsonl").string();
+}
+
+namespace {
+std::string json_number(double v) {
+  if (!std::isfinite(v)) return "null";
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%.9g", v);
+  return buf;
+}
+std::string json_metrics(const RunContext& c) {
+  std::ostringstream os;
+  os << "\"epoch\": " << c.epoch + 1 << ", \"step\": " << c.global_step << ", \"loss\": " << json_number(c.loss)
+     << ", \"samples_per_second\": " << json_number(c.samples_per_second())
+     << ", \"seconds\": " << json_number(c.epoch_seconds)
+     << ", \"lr\": " << json_number(c.model ? c.model->optimizer().lr() : 0.0);
+  for (const auto& [k, v] : c.train_metrics) os << ", \"train_" << k << "\": " << json_number(v);
+  for (const auto& [k, v] : c.eval_metrics) os << ", \"eval_" << k << "\": " << json_number(v);
+  return os.str();
+}
+}  // namespace
+
+void MetricsLog::write(const std::string& line) {
+  std::ofstream out(path_, std::ios::app);
+  SPORE_CHECK(out.good(), "[MetricsLog] cannot append to ", path_);
+  out << line << '\n';
+}
+void MetricsLog::on_epoch_end(RunContext& c) { write("{\"event\": \"epoch\", " + json_metrics(c) + "}"); }
+void MetricsLog::on_train_end(RunContext& c) { write("{\"event\": \"end\", " + json_metrics(c) + "}"); }
+
+}  // namespace spore::train

@@ -1,0 +1,193 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "spore/train/model.h"
+
+#include <chrono>
+
+#include "spore/autodiff.h"
+#include "spore/error.h"
+#include "spore/jit.h"
+#include "spore/ops.h"
+
+namespace spore::train {
+
+// The train step and the eval forward, each compiled by its own jit (so train/eval is part of
+// what selects a graph); they run compiled only in Graph mode.
+struct Model::Compiled {
+  using StepFn = std::function<TensorTree(const Tensor&, const Tensor&)>;
+  using ForwardFn = std::function<Tensor(const Tensor&)>;
+  StepFn step;
+  ForwardFn forward;
+  JitFunction<StepFn> jit_step;
+  JitFunction<ForwardFn> jit_forward;
+  Compiled(StepFn s, ForwardFn f)
+      : step(s), forward(f), jit_step(std::move(s), "train_step"), jit_forward(std::move(f), "predict") {}
+};
+
+Model::Model(nn::UnaryCell& net, LossFn loss, optim::Optimizer& optimizer, std::vector<std::string> metrics)
+    : net_(net), loss_(std::move(loss)), opt_(optimizer), metric_names_(std::move(metrics)) {
+  SPORE_CHECK(loss_ != nullptr, "[Model] needs a loss function");
+  for (const auto& m : metric_names_) make_metric(m);  // unknown names fail now, not after an epoch
+  const auto params = net_.parameters();
+  const auto opt_params = opt_.params();
+  SPORE_CHECK(params.size() == opt_params.size(), "[Model] the optimizer holds ", opt_params.size(),
+              " parameters but the network has ", params.size(), "; build it from network.parameters()");
+  for (size_t i = 0; i < params.size(); ++i)
+    SPORE_CHECK(params[i].storage() == opt_params[i].storage(), "[Model] the optimizer's parameter ", i,
+                " is not the network's parameter ", net_.named_parameters()[i].first,
+                "; build the optimizer from network.parameters() in order");
+  auto step = [this](const Tensor& x, const Tensor& y) -> TensorTree {
+    auto fn = [&](const TensorTree& p) -> std::pair<Tensor, TensorTree> {
+      return nn::functional_call(net_, p, [&] {
+        Tensor out = net_(x);
+        return std::make_pair(loss_(out, y), TensorTree(out));
+      });
+    };
+    auto [loss, grads, out] = value_and_grad(fn)(net_.parameter_tree());
+    opt_.step(grads);
+    return TensorTree(std::vector<Tensor>{loss, out.tensor()});
+  };
+  auto forward = [this](const Tensor& x) { return net_(x); };
+  compiled_ = std::make_unique<Compiled>(step, forward);
+}
+
+Model::~Model() = default;
+
+int Model::train_traces() const { return compiled_->jit_step.core().traces(); }
+
+std::pair<Tensor, Tensor> Model::train_step(const Tensor& x, const Tensor& y) {
+  net_.train();
+  TensorTree r = get_mode() == Mode::Graph ? compiled_->jit_step(x, y) : compiled_->step(x, y);
+  return {r[0].tensor(), r[1].tensor()};
+}
+
+Tensor Model::predict(const Tensor& x) {
+  net_.eval();
+  Tensor out = get_mode() == Mode::Graph ? compiled_->jit_forward(x) : compiled_->forward(x);
+  net_.train();
+  return out;
+}
+
+std::map<std::string, double> Model::evaluate(BatchSource& data) {
+  std::vector<std::unique_ptr<Metric>> metrics;
+  for (const auto& m : metric_names_) metrics.push_back(make_metric(m));
+  data.start_epoch(0);
+  while (auto b = data.next()) {
+    Tensor out = predict(b->x);
+    Tensor loss = loss_(out, b->y);
+    for (auto& m : metrics) m->update(out, b->y, loss);
+  }
+  std::map<std::string, double> r;
+  for (auto& m : metrics) r[m->name()] = m->value();
+  return r;
+}
+
+FitResult Model::fit(int64_t epochs, BatchSource& train, const std::vector<Callback*>& callbacks, BatchSource* valid) {
+  using clock = std::chrono::steady_clock;
+  RunContext c;
+  c.model = this;
+  c.epochs = epochs;
+  c.global_step = step_;
+  FitResult result;
+  for (Callback* cb : callbacks) cb->on_train_begin(c);
+  double train_seconds = 0;
+  int64_t train_samples = 0;
+  const auto t_fit = clock::now();
+  while (epoch_ < epochs && !c.stop) {
+    std::vector<std::unique_ptr<Metric>> metrics;
+    for (const auto& m : metric_names_) metrics.push_back(make_metric(m));
+    train.start_epoch(epoch_, batch_in_epoch_);
+    c.epoch = epoch_;
+    c.step_in_epoch = batch_in_epoch_;
+    c.steps_per_epoch = train.batches_per_epoch();
+    c.samples_in_epoch = 0;
+    c.epoch_seconds = 0;
+    c.train_metrics.clear();
+    c.eval_metrics.clear();
+    for (Callback* cb : callbacks) cb->on_epoch_begin(c);
+    const auto t_epoch = clock::now();
+    double loss_sum = 0;
+    int64_t loss_n = 0;
+    bool finished = true;
+    while (auto b = train.next()) {
+      auto [loss, out] = train_step(b->x, b->y);
+      ++step_;
+      ++batch_in_epoch_;
+      const int64_t n = b->x.shape()[0];
+      c.global_step = step_;
+      c.step_in_epoch = batch_in_epoch_;
+      c.samples_in_epoch += n;
+      c.loss = loss.to(DType::Float64).item<double>();
+      loss_sum += c.loss * static_cast<double>(n);
+      loss_n += n;
+      for (auto& m : metrics) m->update(out, b->y, loss);
+      c.epoch_seconds = std::chrono::duration<double>(clock::now() - t_epoch).count();
+      for (Callback* cb : callbacks) cb->on_step_end(c);
+      if (c.stop) {
+        finished = train.batches_per_epoch() >= 0 && batch_in_epoch_ >= train.batches_per_epoch();
+        break;
+      }
+    }
+    train_seconds += std::chrono::duration<double>(clock::now() - t_epoch).count();
+    train_samples += c.samples_in_epoch;
+    if (finished) {
+      ++epoch_;
+      batch_in_epoch_ = 0;
+    }
+    for (auto& m : metrics) c.train_metrics[m->name()] = m->value();
+    if (valid) c.eval_metrics = evaluate(*valid);
+    result.train_loss = loss_n ? loss_sum / static_cast<double>(loss_n) : 0.0;
+    ++result.epochs_run;
+    for (Callback* cb : callbacks) cb->on_epoch_end(c);
+  }
+  for (Callback* cb : callbacks) cb->on_train_end(c);
+  result.steps = step_;
+  result.seconds = std::chrono::duration<double>(clock::now() - t_fit).count();
+  result.samples_per_second = train_seconds > 0 ? static_cast<double>(train_samples) / train_seconds : 0.0;
+  result.train_metrics = c.train_metrics;
+  result.eval_metrics = c.eval_metrics;
+  return result;
+}
+
+Checkpoint Model::checkpoint() const {
+  Checkpoint c;
+  for (auto& [name, t] : net_.state_dict()) c.tensors.emplace_back("model." + name, t);
+  for (auto& [name, t] : opt_.state_dict()) c.tensors.emplace_back("optim." + name, t);
+  c.ints["step"] = step_;
+  c.ints["epoch"] = epoch_;
+  c.ints["batch_in_epoch"] = batch_in_epoch_;
+  const Generator& g = default_generator();
+  c.ints["rng_seed"] = static_cast<int64_t>(g.seed());
+  c.ints["rng_offset"] = static_cast<int64_t>(g.offset());
+  c.texts["network"] = net_.type_name();
+  c.texts["optimizer"] = opt_.name();
+  c.texts["producer"] = "spore";
+  return c;
+}
+
+void Model::save_checkpoint(const std::string& path) const { train::save_checkpoint(path, checkpoint()); }
+
+void Model::restore(const Checkpoint& c) {
+  for (const char* key : {"step", "epoch", "batch_in_epoch", "rng_seed", "rng_offset"})
+    SPORE_CHECK(c.ints.count(key), "[Model::restore] the checkpoint has no '", key, "' entry; it was not written by Model");
+  // Both loads check everything before writing, but the second could still refuse after the
+  // first wrote: keep copies to roll back, so a failed restore leaves the model as it was.
+  std::vector<std::pair<std::string, Tensor>> net_backup, opt_backup;
+  for (auto& [n, t] : net_.state_dict()) net_backup.emplace_back(n, t.clone());
+  for (auto& [n, t] : opt_.state_dict()) opt_backup.emplace_back(n, t.clone());
+  try {
+    net_.load_state_dict(c.with_prefix("model."));
+    opt_.load_state_dict(c.with_prefix("optim."));
+  } catch (...) {
+    net_.load_state_dict(net_backup);
+    opt_.load_state_dict(opt_backup);
+    throw;
+  }
+  step_ = c.get_int("step");
+  epoch_ = c.get_int("epoch");
+  batch_in_epoch_ = c.get_int("batch_in_epoch");
+  default_generator().set_state(static_cast<uint64_t>(c.get_int("rng_seed")), static_cast<uint64_t>(c.get_int("rng_offset")));
+}
+
+void Model::load_checkpoint(const std::string& path) { restore(train::load_checkpoint(path)); }
+
+}  // namespace spore::train

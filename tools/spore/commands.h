@@ -1,0 +1,13 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+#include <string>
+#include <vector>
+
+namespace spore::cli {
+
+/// Each returns the process exit status; errors are thrown as spore::Error.
+int train_command(const std::vector<std::string>& args);
+int eval_command(const std::vector<std::string>& args);
+int predict_command(const std::vector<std::string>& args);
+
+}  // namespace spore::cli

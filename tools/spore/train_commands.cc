@@ -1,0 +1,261 @@
+// SPDX-License-Identifier: Apache-2.0
+// spore train / eval / predict.
+#include <cstdio>
+#include <deque>
+#include <filesystem>
+#include <memory>
+#include <sstream>
+
+#include <spore/data/sources.h>
+#include <spore/models/classic.h>
+#include <spore/optim/optim.h>
+#include <spore/spore.h>
+#include <spore/train/dataset_batches.h>
+#include <spore/train/model.h>
+
+#include "spore/commands.h"
+#include "spore/datasets.h"
+#include "spore/flags.h"
+
+namespace spore::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::vector<FlagSpec> data_flags() {
+  return {{"dataset", true, "fashion-mnist, or a directory of MNIST-format IDX files", "fashion-mnist"},
+          {"batch-size", true, "samples per batch", "64"},
+          {"limit", true, "use only the first N samples of each split (quick runs)", "-1"},
+          {"workers", true, "data pipeline worker threads", "1"},
+          {"mode", true, "graph (compiled) or pynative (eager)", "graph"},
+          {"json", false, "print one JSON object as the last line of stdout", ""},
+          {"help", false, "show this help", ""}};
+}
+
+bool wants_help(Flags& f, const char* usage) {
+  if (!f.has("help")) return false;
+  std::printf("%s\nflags:\n%s", usage, f.help().c_str());
+  return true;
+}
+
+DataOptions data_options(const Flags& f, uint64_t seed) {
+  DataOptions o;
+  o.dataset = f.str("dataset");
+  o.batch_size = f.integer("batch-size", 1, 1 << 20);
+  o.limit = f.integer("limit", -1, int64_t{1} << 40);
+  o.workers = static_cast<int>(f.integer("workers", 1, 64));
+  o.seed = seed;
+  return o;
+}
+
+void set_mode(const Flags& f) {
+  set_context(f.choice("mode", {"graph", "pynative"}) == "graph" ? Mode::Graph : Mode::PyNative);
+}
+
+std::unique_ptr<optim::Optimizer> make_optimizer(const std::string& name, std::vector<Tensor> params, double lr,
+                                                 double momentum, double weight_decay) {
+  if (name == "sgd") return std::make_unique<optim::SGD>(std::move(params), optim::SGDOptions{.lr = lr, .momentum = momentum, .weight_decay = weight_decay});
+  if (name == "adam") return std::make_unique<optim::Adam>(std::move(params), optim::AdamOptions{.lr = lr, .weight_decay = weight_decay});
+  if (name == "adamw") return std::make_unique<optim::AdamW>(std::move(params), optim::AdamWOptions{.lr = lr, .weight_decay = weight_decay});
+  if (name == "rmsprop") return std::make_unique<optim::RMSProp>(std::move(params), optim::RMSPropOptions{.lr = lr, .weight_decay = weight_decay, .momentum = momentum});
+  if (name == "adagrad") return std::make_unique<optim::Adagrad>(std::move(params), optim::AdagradOptions{.lr = lr, .weight_decay = weight_decay});
+  return std::make_unique<optim::LAMB>(std::move(params), optim::LAMBOptions{.lr = lr, .weight_decay = weight_decay});
+}
+
+Tensor cross_entropy_loss(const Tensor& out, const Tensor& y) { return ops::cross_entropy(out, y); }
+
+// A checkpoint names the zoo model it holds, so eval and predict rebuild the same network.
+struct Restored {
+  std::unique_ptr<nn::UnaryCell> net;
+  std::string model_name;
+};
+Restored restore_network(const train::Checkpoint& c, const std::string& path) {
+  auto it = c.texts.find("zoo_model");
+  SPORE_CHECK(it != c.texts.end(), path, " was not written by `spore train` (it names no zoo model)");
+  Restored r;
+  r.model_name = it->second;
+  r.net = models::create(r.model_name, c.get_int("num_classes"), c.get_int("in_channels"));
+  r.net->load_state_dict(c.with_prefix("model."));
+  r.net->eval();
+  return r;
+}
+
+std::string json_double(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.6g", v);
+  return buf;
+}
+
+}  // namespace
+
+int train_command(const std::vector<std::string>& args) {
+  auto specs = data_flags();
+  specs.insert(specs.begin(),
+               {{"model", true, "mlp or lenet", "lenet"},
+                {"epochs", true, "epochs to train", "3"},
+                {"lr", true, "learning rate", "0.001"},
+                {"optimizer", true, "sgd, adam, adamw, rmsprop, adagrad or lamb", "adam"},
+                {"momentum", true, "momentum (sgd, rmsprop)", "0.9"},
+                {"weight-decay", true, "weight decay", "0"},
+                {"seed", true, "seed for initialization and shuffling", "0"},
+                {"checkpoint-dir", true, "save a checkpoint there after every epoch and at the end", ""},
+                {"checkpoint-every", true, "also save every N steps", "0"},
+                {"resume", false, "continue from the newest checkpoint in --checkpoint-dir", ""},
+                {"log-dir", true, "append per-epoch metrics as JSON lines to DIR/metrics.jsonl", ""}});
+  Flags f("train", specs);
+  f.parse(args);
+  if (wants_help(f, "usage: spore train [flags]")) return 0;
+  SPORE_CHECK(f.positional().empty(), "spore train takes no positional arguments (got '", f.positional()[0], "')");
+  set_mode(f);
+  const std::string model_name = f.str("model");
+  const uint64_t seed = static_cast<uint64_t>(f.integer("seed", 0, int64_t{1} << 62));
+  const int64_t epochs = f.integer("epochs", 1, 100000);
+  const std::string ckpt_dir = f.str("checkpoint-dir");
+  SPORE_CHECK(!f.has("resume") || !ckpt_dir.empty(), "spore train: --resume needs --checkpoint-dir");
+  DataOptions dopt = data_options(f, seed);
+
+  manual_seed(seed);
+  std::unique_ptr<nn::UnaryCell> net = models::create(model_name, 10, 1);
+  auto opt = make_optimizer(f.choice("optimizer", {"sgd", "adam", "adamw", "rmsprop", "adagrad", "lamb"}),
+                            net->parameters(), f.number("lr", 0, 1e3), f.number("momentum", 0, 1),
+                            f.number("weight-decay", 0, 1e3));
+  train::Model model(*net, cross_entropy_loss, *opt);
+  if (f.has("resume")) {
+    const std::string latest = train::CheckpointCallback::latest(ckpt_dir);
+    SPORE_CHECK(!latest.empty(), "spore train --resume: no checkpoint (ckpt-<step>.spore) in ", ckpt_dir);
+    const train::Checkpoint c = train::load_checkpoint(latest);
+    SPORE_CHECK(c.texts.count("zoo_model") && c.texts.at("zoo_model") == model_name, "spore train --resume: ", latest,
+                " holds model '", c.texts.count("zoo_model") ? c.texts.at("zoo_model") : "?", "', not '", model_name, "'");
+    model.restore(c);
+    std::fprintf(stderr, "resuming from %s (step %lld)\n", latest.c_str(), static_cast<long long>(model.global_step()));
+  }
+
+  train::DatasetBatches train_data(train_batches(dopt));
+  train::DatasetBatches test_data(test_batches(dopt));
+  train::ProgressBar bar;
+  std::vector<train::Callback*> callbacks = {&bar};
+  // The checkpoint callback saves through the Model, which does not know the zoo name: a small
+  // callback adds it.
+  struct ZooCheckpoint : train::Callback {
+    std::string dir, name;
+    int64_t every_steps = 0;
+    std::deque<std::string> saved;
+    void save(train::RunContext& c) {
+      train::Checkpoint ck = c.model->checkpoint();
+      ck.texts["zoo_model"] = name;
+      ck.ints["num_classes"] = 10;
+      ck.ints["in_channels"] = 1;
+      const std::string path = (fs::path(dir) / ("ckpt-" + std::to_string(c.global_step) + ".spore")).string();
+      if (!saved.empty() && saved.back() == path) return;
+      train::save_checkpoint(path, ck);
+      saved.push_back(path);
+      while (saved.size() > 3) {
+        std::error_code ec;
+        fs::remove(saved.front(), ec);
+        saved.pop_front();
+      }
+    }
+    void on_step_end(train::RunContext& c) override {
+      if (every_steps > 0 && c.global_step % every_steps == 0) save(c);
+    }
+    void on_epoch_end(train::RunContext& c) override { save(c); }
+  } zoo_ckpt;
+  if (!ckpt_dir.empty()) {
+    std::error_code ec;
+    fs::create_directories(ckpt_dir, ec);
+    SPORE_CHECK(!ec, "spore train: cannot create --checkpoint-dir ", ckpt_dir, ": ", ec.message());
+    zoo_ckpt.dir = ckpt_dir;
+    zoo_ckpt.name = model_name;
+    zoo_ckpt.every_steps = f.integer("checkpoint-every", 0, int64_t{1} << 40);
+    callbacks.push_back(&zoo_ckpt);
+  }
+  std::unique_ptr<train::MetricsLog> log;
+  if (!f.str("log-dir").empty()) {
+    log = std::make_unique<train::MetricsLog>(f.str("log-dir"));
+    callbacks.push_back(log.get());
+  }
+  train::FitResult r = model.fit(epochs, train_data, callbacks);
+  auto test = model.evaluate(test_data);
+  std::printf("model %s  mode %s  epochs %lld  train_loss %.4f  test_accuracy %.4f  test_loss %.4f  %.0f samples/s  %.1f s\n",
+              model_name.c_str(), f.str("mode").c_str(), static_cast<long long>(epochs), r.train_loss,
+              test.at("accuracy"), test.at("loss"), r.samples_per_second, r.seconds);
+  if (!ckpt_dir.empty())
+    std::printf("checkpoint %s\n", train::CheckpointCallback::latest(ckpt_dir).c_str());
+  if (f.has("json"))
+    std::printf("{\"model\": \"%s\", \"mode\": \"%s\", \"epochs\": %lld, \"steps\": %lld, \"train_loss\": %s, "
+                "\"test_accuracy\": %s, \"test_loss\": %s, \"samples_per_second\": %s, \"seconds\": %s}\n",
+                model_name.c_str(), f.str("mode").c_str(), static_cast<long long>(epochs),
+                static_cast<long long>(r.steps), json_double(r.train_loss).c_str(),
+                json_double(test.at("accuracy")).c_str(), json_double(test.at("loss")).c_str(),
+                json_double(r.samples_per_second).c_str(), json_double(r.seconds).c_str());
+  return 0;
+}
+
+int eval_command(const std::vector<std::string>& args) {
+  auto specs = data_flags();
+  specs.insert(specs.begin(), {"checkpoint", true, "a checkpoint saved by spore train", ""});
+  Flags f("eval", specs);
+  f.parse(args);
+  if (wants_help(f, "usage: spore eval --checkpoint FILE [flags]")) return 0;
+  const std::string path = f.str("checkpoint").empty() && !f.positional().empty() ? f.positional()[0] : f.str("checkpoint");
+  SPORE_CHECK(!path.empty(), "spore eval needs --checkpoint FILE");
+  set_mode(f);
+  const train::Checkpoint c = train::load_checkpoint(path);
+  Restored r = restore_network(c, path);
+  // Evaluation needs no optimizer state; a plain SGD over the weights satisfies Model.
+  optim::SGD opt(r.net->parameters());
+  train::Model model(*r.net, cross_entropy_loss, opt);
+  train::DatasetBatches test_data(test_batches(data_options(f, 0)));
+  auto m = model.evaluate(test_data);
+  std::printf("model %s  test_accuracy %.4f  test_loss %.4f\n", r.model_name.c_str(), m.at("accuracy"), m.at("loss"));
+  if (f.has("json"))
+    std::printf("{\"model\": \"%s\", \"test_accuracy\": %s, \"test_loss\": %s}\n", r.model_name.c_str(),
+                json_double(m.at("accuracy")).c_str(), json_double(m.at("loss")).c_str());
+  return 0;
+}
+
+int predict_command(const std::vector<std::string>& args) {
+  auto specs = data_flags();
+  specs.insert(specs.begin(), {{"checkpoint", true, "a checkpoint saved by spore train", ""},
+                               {"input", true, "a .npy batch (N, 1, 28, 28) float32, already normalized", ""},
+                               {"count", true, "how many test images to classify (without --input)", "10"}});
+  Flags f("predict", specs);
+  f.parse(args);
+  if (wants_help(f, "usage: spore predict --checkpoint FILE [--input X.npy | --count N] [flags]")) return 0;
+  SPORE_CHECK(!f.str("checkpoint").empty(), "spore predict needs --checkpoint FILE");
+  set_mode(f);
+  const train::Checkpoint c = train::load_checkpoint(f.str("checkpoint"));
+  Restored r = restore_network(c, f.str("checkpoint"));
+  Tensor x, labels;
+  if (!f.str("input").empty()) {
+    x = data::read_npy(f.str("input")).to(DType::Float32);
+    SPORE_CHECK(x.dim() == 4 && x.shape()[1] == 1 && x.shape()[2] == 28 && x.shape()[3] == 28, "spore predict: --input ",
+                f.str("input"), " has shape ", shape_str(x.shape()), "; the model expects (N, 1, 28, 28)");
+  } else {
+    DataOptions o = data_options(f, 0);
+    o.batch_size = f.integer("count", 1, 10000);
+    auto it = test_batches(o)->iterate(0);
+    auto row = it.next();
+    SPORE_CHECK(row.has_value(), "spore predict: the test set is empty");
+    x = (*row)[0];
+    labels = (*row)[1];
+  }
+  const Tensor pred = ops::argmax((*r.net)(x), 1).to(DType::Int64).contiguous();
+  const Tensor lab = labels.defined() ? labels.to(DType::Int64).contiguous() : Tensor();
+  std::ostringstream json;
+  json << "{\"predictions\": [";
+  for (int64_t i = 0; i < pred.numel(); ++i) {
+    const int64_t p = pred.data<int64_t>()[i];
+    if (labels.defined())
+      std::printf("%lld\tpredicted %lld\tlabel %lld\n", static_cast<long long>(i), static_cast<long long>(p),
+                  static_cast<long long>(lab.data<int64_t>()[i]));
+    else
+      std::printf("%lld\tpredicted %lld\n", static_cast<long long>(i), static_cast<long long>(p));
+    json << (i ? ", " : "") << p;
+  }
+  json << "]}";
+  if (f.has("json")) std::printf("%s\n", json.str().c_str());
+  return 0;
+}
+
+}  // namespace spore::cli
