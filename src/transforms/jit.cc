@@ -11,8 +11,10 @@
 #include "runtime/dispatch.h"
 #include "spore/jit.h"
 #include "spore/ops.h"
+#include "spore/threading.h"
 #include "transforms/graph_optimizer.h"
 #include "transforms/interpreter.h"
+#include "transforms/plan_lowerer.h"
 #include "transforms/trace.h"
 
 namespace spore {
@@ -31,6 +33,12 @@ std::atomic<GraphOptimizer> g_optimizer{nullptr};
 }  // namespace
 void set_graph_optimizer(GraphOptimizer f) { g_optimizer.store(f); }
 GraphOptimizer graph_optimizer() { return g_optimizer.load(); }
+
+namespace {
+std::atomic<PlanLowerer> g_lowerer{nullptr};
+}  // namespace
+void set_plan_lowerer(PlanLowerer f) { g_lowerer.store(f); }
+PlanLowerer plan_lowerer() { return g_lowerer.load(); }
 
 bool compiles_here() { return g_mode.load() == Mode::Graph && autodiff::active_frames().empty(); }
 int64_t total_traces() { return g_traces.load(); }
@@ -60,7 +68,20 @@ struct Traced {
   ir::GraphPtr graph;
   std::vector<Tensor> captured;
   TensorTree out_structure;
+  // Lowered on the first call (both guarded by Impl::mu).
+  mutable std::shared_ptr<const runtime::Plan> plan;
+  mutable bool interpret_only = false;  // the lowering failed: the interpreter runs it
 };
+
+// Graphs run as compiled plans unless SPORE_EXECUTOR=interpreter or SPORE_OPT_LEVEL=0 asks for
+// the interpreter (both paths stay testable; the interpreter is the reference).
+bool plans_enabled() {
+  const char* e = std::getenv("SPORE_EXECUTOR");
+  if (e && std::string(e) == "interpreter") return false;
+  const char* o = std::getenv("SPORE_OPT_LEVEL");
+  if (o && std::string(o) == "0") return false;
+  return plan_lowerer() != nullptr;
+}
 
 }  // namespace
 
@@ -155,7 +176,31 @@ TensorTree JitCore::call(const autodiff::TreeFn& f, const std::vector<TensorTree
   for (const TensorTree& a : args)
     for (const Tensor& l : a.leaves()) inputs.push_back(l);
   for (const Tensor& c : traced->captured) inputs.push_back(c);
-  auto outs = interpret(*traced->graph, inputs);
+  // A graph of a random function is traced again on every call: lowering it each time would
+  // cost more than it saves, so it is interpreted.
+  std::shared_ptr<const runtime::Plan> plan;
+  if (holder == nullptr && plans_enabled()) {
+    bool cpu = true;
+    for (const Tensor& t : inputs) cpu = cpu && t.device() == kCPU;
+    std::lock_guard<std::mutex> lock(impl_->mu);
+    const Traced& t = *traced;
+    // Prepared library kernels fix their thread count: a changed count lowers again.
+    if (cpu && !t.interpret_only && (t.plan == nullptr || t.plan->threads != num_threads())) {
+      try {
+        t.plan = plan_lowerer()(*t.graph, inputs);
+      } catch (const Error& e) {
+        if (log_jit()) std::fprintf(stderr, "[jit] %s: lowering failed, interpreting: %s\n", impl_->name.c_str(), e.what());
+        t.interpret_only = true;
+      }
+    }
+    if (cpu) plan = t.plan;
+  }
+  auto outs = plan ? runtime::run(*plan, inputs) : interpret(*traced->graph, inputs);
+  const auto& gouts = traced->graph->outputs();
+  // A donated state output is the input itself, already written in place.
+  auto donated = [&](size_t j) {
+    return gouts[j].updates && outs[j].is_same(inputs[static_cast<size_t>(*gouts[j].updates)]);
+  };
   // A jit result is a tensor of its own. The passes may reduce an output to an input (x * 1 -> x)
   // or make two outputs one (CSE); returned as they are, those would alias the caller's tensors
   // or each other, and a state write-back below would then change a result, or an update read
@@ -163,6 +208,7 @@ TensorTree JitCore::call(const autodiff::TreeFn& f, const std::vector<TensorTree
   // memory with an input or an earlier output is copied first, then the state is written back.
   auto shares = [](const Tensor& a, const Tensor& b) { return a.storage() == b.storage(); };
   for (size_t j = 0; j < outs.size(); ++j) {
+    if (donated(j)) continue;
     bool alias = false;
     for (const Tensor& in : inputs) alias = alias || shares(outs[j], in);
     for (size_t k = 0; k < j && !alias; ++k) alias = shares(outs[j], outs[k]);
@@ -170,12 +216,11 @@ TensorTree JitCore::call(const autodiff::TreeFn& f, const std::vector<TensorTree
   }
   // State written by the function (outputs marked "updates input j", after the results) goes
   // back into the caller's tensors, as the eager run would have left them.
-  const auto& gouts = traced->graph->outputs();
   size_t n_results = gouts.size();
   for (size_t j = 0; j < gouts.size(); ++j)
     if (gouts[j].updates) {
       n_results = std::min(n_results, j);
-      ops::copy_(inputs[static_cast<size_t>(*gouts[j].updates)], outs[j]);
+      if (!donated(j)) ops::copy_(inputs[static_cast<size_t>(*gouts[j].updates)], outs[j]);
     }
   outs.resize(n_results);
   return traced->out_structure.with_leaves(outs);

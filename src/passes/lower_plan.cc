@@ -1,0 +1,264 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "passes/lower_plan.h"
+
+#include <algorithm>
+
+#include "passes/plan_memory.h"
+#include "runtime/dispatch.h"
+#include "spore/threading.h"
+#include "transforms/control_flow.h"
+#include "transforms/ir_bridge.h"
+#include "transforms/plan_lowerer.h"
+
+namespace spore::passes {
+namespace {
+
+using runtime::Plan;
+using runtime::Slot;
+using runtime::SlotKind;
+using runtime::Step;
+
+constexpr size_t kAlign = 64;
+constexpr int64_t kNoStep = -1;
+
+struct Lowering {
+  Plan& plan;
+  std::vector<int64_t> producer;   // per slot: the step that writes it (kNoStep: inputs, literals, views)
+  std::vector<int64_t> last_read;  // per root slot: the last step reading it or a view of it
+
+  int32_t add_slot(Slot s, int64_t step) {
+    plan.slots.push_back(std::move(s));
+    producer.push_back(step);
+    last_read.push_back(kNoStep);
+    return static_cast<int32_t>(plan.slots.size() - 1);
+  }
+  int32_t root(int32_t s) const {
+    const Slot& sl = plan.slots[static_cast<size_t>(s)];
+    return sl.kind == SlotKind::View ? sl.base : s;
+  }
+  TensorType type(int32_t s) const {
+    const Slot& sl = plan.slots[static_cast<size_t>(s)];
+    return {sl.dtype, sl.weak, sl.shape};
+  }
+  int32_t add_value(const TensorType& t, int64_t step) {
+    Slot s;
+    s.kind = SlotKind::Arena;
+    s.dtype = t.dtype;
+    s.weak = t.weak;
+    s.shape = t.shape;
+    s.strides = contiguous_strides(t.shape);
+    return add_slot(std::move(s), step);
+  }
+};
+
+void check_input(const ir::Graph& g, size_t i, const Tensor& t) {
+  const auto& want = std::get<ir::TensorType>(g.params()[i].type);
+  const TensorType have = runtime::type_of(t);
+  bool ok = transforms::to_ir(have).dtype == want.dtype && want.shape.size() == have.shape.size();
+  for (size_t d = 0; ok && d < want.shape.size(); ++d)
+    ok = !want.shape[d].is_const() || want.shape[d].value() == have.shape[d];
+  SPORE_CHECK(ok, "[lower_plan] input ", i, " of @", g.name(), " is ", dtype_name(have.dtype), shape_str(have.shape),
+              "; the graph expects ", ir::type_str(want));
+}
+
+// A view primitive's result as (root, element offset, strides), found by applying it to a
+// tensor of the input's geometry on memory-less storage. Null when the result is not a view
+// (a reshape of strided memory copies): the plan then runs it as a step.
+std::optional<Slot> view_geometry(const Primitive& p, const void* attrs, const Lowering& l, int32_t in,
+                                  const TensorType& out) {
+  static const auto nowhere = std::make_shared<Storage>(kMeta, 0);
+  const Slot& src = l.plan.slots[static_cast<size_t>(in)];
+  const int64_t offset = src.kind == SlotKind::View ? static_cast<int64_t>(src.offset) : 0;
+  Tensor t = Tensor::view_of(nowhere, src.shape, src.strides, offset, src.dtype);
+  t.impl()->weak = src.weak;
+  const Tensor r = p.view(attrs, t, out);
+  if (r.storage() != nowhere || r.dtype() != src.dtype) return std::nullopt;
+  Slot s;
+  s.kind = SlotKind::View;
+  s.dtype = r.dtype();
+  s.weak = out.weak;
+  s.shape = r.shape();
+  s.strides = r.strides();
+  s.base = l.root(in);
+  s.offset = static_cast<size_t>(r.offset());
+  return s;
+}
+
+const KernelDef& choose_kernel(const Primitive& p, const void* attrs, std::span<const TensorType> in) {
+  for (const KernelDef& k : p.kernels[static_cast<int>(DeviceType::CPU)])
+    if (!k.supports || k.supports(attrs, in)) return k;
+  throw Error(detail::cat("[", p.name, "] has no cpu kernel for these inputs"));
+}
+
+// The step writing slot `v` may write over input slot `in` (same memory) while it reads it: an
+// elementwise kernel (or a fused group of them) with one output of the input's geometry reads
+// each element before writing it. Control-flow steps write their slots after they ran.
+bool in_place_safe(const Step& st, const Lowering& l, int32_t in) {
+  if (st.prim->eager != nullptr) return true;
+  const bool elementwise = st.prim->fusion == FusionClass::Elementwise || st.prim->name == "fused";
+  if (!elementwise || st.out.size() != 1) return false;
+  for (int32_t s : st.in)
+    if (l.root(s) == in && s != in) return false;  // read through a view: other elements
+  return true;
+}
+
+// Marks the state outputs that can write straight into their input (see lower_plan.h).
+void donate(const ir::Graph& g, Lowering& l, const std::vector<int32_t>& out_slots, std::vector<int32_t>& param_slot) {
+  Plan& plan = l.plan;
+  for (size_t o = 0; o < out_slots.size(); ++o) {
+    const auto& upd = g.outputs()[o].updates;
+    if (!upd) continue;
+    const int32_t v = out_slots[o];
+    const int32_t in = param_slot[static_cast<size_t>(*upd)];
+    const Slot& vs = plan.slots[static_cast<size_t>(v)];
+    const Slot& is = plan.slots[static_cast<size_t>(in)];
+    if (vs.kind != SlotKind::Arena || l.producer[static_cast<size_t>(v)] == kNoStep) continue;
+    if (vs.dtype != is.dtype || !(vs.shape == is.shape)) continue;
+    // No other output may show the old value of input j, or this value under another name.
+    bool shared = false;
+    for (size_t k = 0; k < out_slots.size(); ++k) {
+      const int32_t r = l.root(out_slots[k]);
+      if (k != o && (r == v || r == in)) shared = true;
+    }
+    if (shared) continue;
+    const int64_t s = l.producer[static_cast<size_t>(v)];
+    const int64_t last = l.last_read[static_cast<size_t>(in)];
+    if (last > s || (last == s && !in_place_safe(plan.steps[static_cast<size_t>(s)], l, in))) continue;
+    Slot& d = plan.slots[static_cast<size_t>(v)];
+    d.kind = SlotKind::Donated;
+    d.index = *upd;
+  }
+}
+
+void plan_arena(Lowering& l) {
+  Plan& plan = l.plan;
+  std::vector<BufferLife> lives;
+  std::vector<int32_t> ids;
+  for (size_t s = 0; s < plan.slots.size(); ++s) {
+    const Slot& sl = plan.slots[s];
+    if (sl.kind != SlotKind::Arena) continue;
+    const int64_t first = l.producer[s];
+    SPORE_ASSERT(first != kNoStep, "arena slot ", s, " has no producing step");
+    const size_t bytes = static_cast<size_t>(numel_of(sl.shape)) * dtype_size(sl.dtype);
+    lives.push_back({bytes, first, std::max(first, l.last_read[s])});
+    ids.push_back(static_cast<int32_t>(s));
+  }
+  const MemoryLayout layout = plan_memory(lives, kAlign);
+  for (size_t i = 0; i < ids.size(); ++i) plan.slots[static_cast<size_t>(ids[i])].offset = layout.offsets[i];
+  plan.memory.arena_bytes = layout.peak;
+  plan.memory.intermediate_bytes = layout.total;
+  size_t scratch = 0;
+  for (const Step& st : plan.steps) scratch = std::max(scratch, st.scratch_bytes);
+  plan.memory.scratch_bytes = (scratch + kAlign - 1) & ~(kAlign - 1);
+}
+
+}  // namespace
+
+std::shared_ptr<Plan> lower_plan(const ir::Graph& g, std::span<const Tensor> inputs) {
+  SPORE_CHECK(inputs.size() == g.params().size(), "[lower_plan] graph @", g.name(), " takes ", g.params().size(),
+              " inputs, got ", inputs.size());
+  auto plan = std::make_shared<Plan>();
+  plan->name = g.name();
+  plan->threads = num_threads();
+  plan->pool = runtime::make_arena_pool();
+  Lowering l{*plan, {}, {}};
+  std::vector<int32_t> param_slot;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    check_input(g, i, inputs[i]);
+    const TensorType t = runtime::type_of(inputs[i]);
+    plan->inputs.push_back(t);
+    Slot s;
+    s.kind = SlotKind::Input;
+    s.dtype = t.dtype;
+    s.weak = t.weak;
+    s.shape = t.shape;
+    s.strides = contiguous_strides(t.shape);
+    s.index = static_cast<int64_t>(i);
+    param_slot.push_back(l.add_slot(std::move(s), kNoStep));
+  }
+  std::vector<std::vector<int32_t>> values(g.nodes().size());
+  auto slot_of = [&](ir::ValueRef v) {
+    return v.node == ir::ValueRef::kParam ? param_slot[static_cast<size_t>(v.index)]
+                                          : values[static_cast<size_t>(v.node)][static_cast<size_t>(v.index)];
+  };
+  std::vector<TensorType> in_types;
+  for (size_t k = 0; k < g.nodes().size(); ++k) {
+    const ir::Node& n = *g.nodes()[k];
+    if (n.op() == transforms::kConstantOp) {
+      Slot s;
+      s.kind = SlotKind::Constant;
+      s.constant = transforms::tensor_of(*static_cast<const transforms::ConstantAttrs*>(n.attrs()));
+      s.dtype = s.constant.dtype();
+      s.weak = s.constant.weak();
+      s.shape = s.constant.shape();
+      s.strides = s.constant.strides();
+      values[k] = {l.add_slot(std::move(s), kNoStep)};
+      continue;
+    }
+    const Primitive* p = find_primitive(n.op());
+    SPORE_CHECK(p != nullptr, "[lower_plan] op '", n.op(), "' is not a primitive this build knows");
+    Step st;
+    st.prim = p;
+    st.attrs = transforms::is_control_flow(*p) ? transforms::attrs_with_subgraphs(*p, n.attrs(), n.subgraphs())
+                                               : n.attrs_ptr();
+    in_types.clear();
+    for (ir::ValueRef v : n.inputs()) {
+      st.in.push_back(slot_of(v));
+      in_types.push_back(l.type(st.in.back()));
+    }
+    std::vector<TensorType> out_types;
+    if (p->eager != nullptr) {
+      out_types = transforms::control_flow_types(*p, *static_cast<const transforms::ControlFlowAttrs*>(st.attrs.get()),
+                                                 in_types);
+    } else {
+      OutTypes ot;
+      p->infer(st.attrs.get(), in_types, ot);
+      out_types.assign(ot.t.begin(), ot.t.begin() + ot.n);
+    }
+    if (p->view != nullptr) {
+      if (auto view = view_geometry(*p, st.attrs.get(), l, st.in[0], out_types[0])) {
+        values[k] = {l.add_slot(std::move(*view), kNoStep)};
+        continue;
+      }
+    } else if (p->eager == nullptr) {
+      const KernelDef& kd = choose_kernel(*p, st.attrs.get(), in_types);
+      st.kernel = &kd;
+      if (kd.run == nullptr) {
+        st.prepared = kd.prepare(st.attrs.get(), in_types, out_types);
+        SPORE_ASSERT(st.prepared != nullptr, "kernel ", kd.name, " of ", p->name, " failed to prepare");
+        st.scratch_bytes = st.prepared->scratch_bytes();
+      }
+    }
+    // TODO(executor): data-dependent sizes (a while loop's stacked trips) need buffers from the
+    // caching allocator sized when the node has run; such graphs are interpreted for now.
+    for (const TensorType& t : out_types)
+      for (Dim d : t.shape)
+        SPORE_CHECK(!is_symbolic(d) && d >= 0, "[lower_plan] @", g.name(), ": ", p->name, " makes a value of run-time shape ",
+                    shape_str(t.shape), "; the plan cannot lay it out (the interpreter runs this graph)");
+    const auto step = static_cast<int64_t>(plan->steps.size());
+    for (int32_t s : st.in) {
+      auto& last = l.last_read[static_cast<size_t>(l.root(s))];
+      last = std::max(last, step);
+    }
+    for (const TensorType& t : out_types) st.out.push_back(l.add_value(t, step));
+    values[k] = st.out;
+    plan->steps.push_back(std::move(st));
+  }
+  std::vector<int32_t> out_slots;
+  for (const ir::Output& o : g.outputs()) out_slots.push_back(slot_of(o.value));
+  donate(g, l, out_slots, param_slot);
+  // The memory an output shows is the caller's after the call: not the arena.
+  for (int32_t s : out_slots) {
+    Slot& r = plan->slots[static_cast<size_t>(l.root(s))];
+    if (r.kind == SlotKind::Arena) r.kind = SlotKind::Output;
+  }
+  for (size_t o = 0; o < out_slots.size(); ++o) plan->outputs.push_back({out_slots[o], g.outputs()[o].updates});
+  plan_arena(l);
+  return plan;
+}
+
+namespace {
+[[maybe_unused]] const bool registered = (transforms::set_plan_lowerer(&lower_plan), true);
+}  // namespace
+
+}  // namespace spore::passes

@@ -1,0 +1,308 @@
+// SPDX-License-Identifier: Apache-2.0
+// Runs a lowered Plan (runtime/plan.h): binds slots to memory once per call, then calls the
+// kernels in order. Per call it allocates only the plan's outputs (from the caching allocator,
+// so a steady loop reuses their blocks) and, for a strided input, its contiguous copy.
+#include <omp.h>
+
+#include <mutex>
+#include <sstream>
+
+#include "runtime/plan.h"
+#include "spore/ops.h"
+#include "spore/threading.h"
+
+namespace spore::runtime {
+
+/// What one call in flight needs: its arena (the planned intermediates, then kernel scratch)
+/// and per-slot bindings, kept between calls so a steady call allocates nothing here.
+struct Workspace {
+  std::shared_ptr<Storage> arena;
+  std::vector<std::byte*> ptr;   // per slot
+  std::vector<Tensor> owner;     // per slot: the tensor of an Input, Output or Donated slot
+  std::vector<Tensor> inputs;    // the call's inputs, strided ones made contiguous
+  std::vector<Tensor> cf_in, cf_out;
+  // Prepared kernels keep per-thread caches without locks (dispatch keeps them per thread), so a
+  // call running beside another gets its own, prepared from the plan's types; empty: the plan's.
+  std::vector<std::shared_ptr<PreparedKernel>> prepared;
+};
+
+class ArenaPool {
+ public:
+  std::unique_ptr<Workspace> take(const Plan& plan) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (!free_.empty()) {
+        auto w = std::move(free_.back());
+        free_.pop_back();
+        return w;
+      }
+    }
+    auto w = std::make_unique<Workspace>();
+    bool first;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      first = !made_;
+      made_ = true;
+    }
+    if (!first) prepare_again(plan, *w);
+    const size_t bytes = plan.memory.arena_bytes + plan.memory.scratch_bytes;
+    if (bytes > 0) w->arena = std::make_shared<Storage>(kCPU, bytes);
+    w->ptr.resize(plan.slots.size());
+    w->owner.resize(plan.slots.size());
+    return w;
+  }
+  void give(std::unique_ptr<Workspace> w) {
+    // Hold no caller memory between calls: outputs belong to the caller, inputs too.
+    for (Tensor& t : w->owner) t = Tensor();
+    w->inputs.clear();
+    w->cf_in.clear();
+    w->cf_out.clear();
+    std::lock_guard<std::mutex> lock(mu_);
+    if (free_.size() < kMaxFree) free_.push_back(std::move(w));
+  }
+
+ private:
+  static void prepare_again(const Plan& plan, Workspace& w) {
+    w.prepared.resize(plan.steps.size());
+    std::vector<TensorType> in, out;
+    auto type = [&](int32_t s) {
+      const Slot& sl = plan.slots[static_cast<size_t>(s)];
+      return TensorType{sl.dtype, sl.weak, sl.shape};
+    };
+    for (size_t k = 0; k < plan.steps.size(); ++k) {
+      const Step& st = plan.steps[k];
+      if (!st.prepared) continue;
+      in.clear();
+      out.clear();
+      for (int32_t s : st.in) in.push_back(type(s));
+      for (int32_t s : st.out) out.push_back(type(s));
+      w.prepared[k] = st.kernel->prepare(st.attrs.get(), in, out);
+      SPORE_ASSERT(w.prepared[k] != nullptr && w.prepared[k]->scratch_bytes() <= plan.memory.scratch_bytes, "kernel ",
+                   st.kernel->name, " of ", st.prim->name, " prepared again differently");
+    }
+  }
+
+  static constexpr size_t kMaxFree = 4;  // concurrent calls beyond this get a fresh arena
+  bool made_ = false;
+  std::mutex mu_;
+  std::vector<std::unique_ptr<Workspace>> free_;
+};
+
+namespace {
+
+// A Tensor over slot `s`'s memory (control-flow operands and plan outputs).
+Tensor tensor_at(const Plan& plan, const Workspace& w, int32_t s) {
+  const Slot& slot = plan.slots[static_cast<size_t>(s)];
+  const bool view = slot.kind == SlotKind::View;
+  const int32_t r = view ? slot.base : s;
+  const Slot& root = plan.slots[static_cast<size_t>(r)];
+  const int64_t extra = view ? static_cast<int64_t>(slot.offset) : 0;
+  std::shared_ptr<Storage> storage;
+  int64_t offset = 0;
+  switch (root.kind) {
+    case SlotKind::Input:
+    case SlotKind::Output:
+    case SlotKind::Donated: {
+      const Tensor& t = w.owner[static_cast<size_t>(r)];
+      if (!view) return t;
+      storage = t.storage();
+      offset = t.offset();
+      break;
+    }
+    case SlotKind::Constant:
+      storage = root.constant.storage();
+      offset = root.constant.offset();
+      break;
+    case SlotKind::Arena:
+      storage = w.arena;
+      offset = static_cast<int64_t>(root.offset / dtype_size(root.dtype));
+      break;
+    case SlotKind::View:
+      SPORE_ASSERT(false, "plan slot ", s, " views slot ", r, ", itself a view");
+  }
+  Tensor t = Tensor::view_of(std::move(storage), slot.shape, slot.strides, offset + extra, slot.dtype);
+  t.impl()->weak = slot.weak;
+  return t;
+}
+
+Tensor fresh(const Slot& slot) {
+  Tensor t = Tensor::empty(slot.shape, slot.dtype);
+  t.impl()->weak = slot.weak;
+  return t;
+}
+
+Buffer buffer_at(const Plan& plan, const Workspace& w, int32_t s) {
+  const Slot& slot = plan.slots[static_cast<size_t>(s)];
+  Buffer b;
+  b.data = w.ptr[static_cast<size_t>(s)];
+  b.dtype = slot.dtype;
+  b.ndim = static_cast<int>(slot.shape.size());
+  b.shape = slot.shape.data();
+  b.strides = slot.strides.data();
+  return b;
+}
+
+void check_inputs(const Plan& plan, std::span<const Tensor> inputs) {
+  SPORE_CHECK(inputs.size() == plan.inputs.size(), "[executor] plan @", plan.name, " takes ", plan.inputs.size(),
+              " inputs, got ", inputs.size());
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const TensorType& want = plan.inputs[i];
+    SPORE_CHECK(inputs[i].defined() && inputs[i].device() == kCPU, "[executor] input ", i, " of @", plan.name,
+                " is undefined or not on the CPU");
+    SPORE_CHECK(inputs[i].dtype() == want.dtype && inputs[i].shape() == want.shape, "[executor] input ", i, " of @",
+                plan.name, " is ", dtype_name(inputs[i].dtype()), shape_str(inputs[i].shape()), "; the plan was lowered for ",
+                dtype_name(want.dtype), shape_str(want.shape), "; lower it again for this signature");
+  }
+}
+
+// Input j can take its state update in place: the caller's tensor is contiguous and no other
+// input shares its storage (a write would change that input too).
+bool can_donate(std::span<const Tensor> inputs, size_t j) {
+  if (!inputs[j].is_contiguous()) return false;
+  for (size_t i = 0; i < inputs.size(); ++i)
+    if (i != j && inputs[i].storage() == inputs[j].storage()) return false;
+  return true;
+}
+
+void bind_slots(const Plan& plan, Workspace& w, std::span<const Tensor> inputs) {
+  w.inputs.clear();
+  for (const Tensor& t : inputs) w.inputs.push_back(t.is_contiguous() ? t : t.contiguous());
+  std::byte* arena = w.arena ? static_cast<std::byte*>(w.arena->data()) : nullptr;
+  for (size_t s = 0; s < plan.slots.size(); ++s) {
+    const Slot& slot = plan.slots[s];
+    std::byte*& p = w.ptr[s];
+    switch (slot.kind) {
+      case SlotKind::Input:
+        w.owner[s] = w.inputs[static_cast<size_t>(slot.index)];
+        p = static_cast<std::byte*>(w.owner[s].data_ptr());
+        break;
+      case SlotKind::Constant:
+        p = static_cast<std::byte*>(slot.constant.data_ptr());
+        break;
+      case SlotKind::Arena:
+        p = arena + slot.offset;
+        break;
+      case SlotKind::View:
+        // Bases come first: a view is made after the value it views.
+        p = w.ptr[static_cast<size_t>(slot.base)] + static_cast<int64_t>(slot.offset) * static_cast<int64_t>(dtype_size(slot.dtype));
+        break;
+      case SlotKind::Output:
+        w.owner[s] = fresh(slot);
+        p = static_cast<std::byte*>(w.owner[s].data_ptr());
+        break;
+      case SlotKind::Donated: {
+        const size_t j = static_cast<size_t>(slot.index);
+        w.owner[s] = can_donate(inputs, j) ? inputs[j] : fresh(slot);
+        p = static_cast<std::byte*>(w.owner[s].data_ptr());
+        break;
+      }
+    }
+  }
+}
+
+// Control-flow nodes run through their EagerFn, which interprets their sub-graphs op by op
+// through dispatch on tensors that view the arena; their results are fresh tensors, copied into
+// their slots. TODO(executor): lower the sub-graphs to sub-plans with regions of the arena.
+void run_control_flow(const Plan& plan, const Step& st, Workspace& w) {
+  w.cf_in.clear();
+  for (int32_t s : st.in) w.cf_in.push_back(tensor_at(plan, w, s));
+  w.cf_out.assign(st.out.size(), Tensor());
+  st.prim->eager(st.attrs.get(), w.cf_in, w.cf_out);
+  for (size_t k = 0; k < st.out.size(); ++k) {
+    Tensor dst = tensor_at(plan, w, st.out[k]);
+    if (dst.numel() > 0) ops::copy_(dst, w.cf_out[k]);
+  }
+}
+
+// A view primitive whose result is not a view of its input (a reshape of strided memory
+// copies): run it on tensors and copy the result into its slot.
+void run_view_copy(const Plan& plan, const Step& st, Workspace& w) {
+  const Slot& o = plan.slots[static_cast<size_t>(st.out[0])];
+  const Tensor r = st.prim->view(st.attrs.get(), tensor_at(plan, w, st.in[0]), TensorType{o.dtype, o.weak, o.shape});
+  Tensor dst = tensor_at(plan, w, st.out[0]);
+  if (dst.numel() > 0) ops::copy_(dst, r);
+}
+
+void run_kernel(const Plan& plan, const Step& st, size_t k, Workspace& w) {
+  constexpr size_t kInline = 8;
+  Buffer in_inline[kInline];
+  std::vector<Buffer> in_heap;
+  Buffer* ib = in_inline;
+  if (st.in.size() > kInline) {
+    in_heap.resize(st.in.size());
+    ib = in_heap.data();
+  }
+  for (size_t i = 0; i < st.in.size(); ++i) ib[i] = buffer_at(plan, w, st.in[i]);
+  Buffer ob[kMaxOutputs];
+  for (size_t i = 0; i < st.out.size(); ++i) ob[i] = buffer_at(plan, w, st.out[i]);
+  const std::span<const Buffer> ins(ib, st.in.size()), outs(ob, st.out.size());
+  KernelContext ctx;
+  if (st.prepared) {
+    if (st.scratch_bytes > 0) {
+      ctx.scratch = static_cast<std::byte*>(w.arena->data()) + plan.memory.arena_bytes;
+      ctx.scratch_bytes = st.scratch_bytes;
+    }
+    (w.prepared.empty() ? *st.prepared : *w.prepared[k]).run(ins, outs, ctx);
+  } else {
+    st.kernel->run(st.attrs.get(), ins, outs, ctx);
+  }
+}
+
+}  // namespace
+
+std::shared_ptr<ArenaPool> make_arena_pool() { return std::make_shared<ArenaPool>(); }
+
+std::vector<Tensor> run(const Plan& plan, std::span<const Tensor> inputs) {
+  check_inputs(plan, inputs);
+  SPORE_ASSERT(plan.pool != nullptr, "plan @", plan.name, " has no arena pool");
+  // OpenMP's thread count is per calling thread; library kernels (oneDNN) read it.
+  if (omp_get_max_threads() != num_threads()) omp_set_num_threads(num_threads());
+  std::unique_ptr<Workspace> w = plan.pool->take(plan);
+  struct Return {
+    ArenaPool& pool;
+    std::unique_ptr<Workspace>& w;
+    ~Return() { pool.give(std::move(w)); }
+  } give_back{*plan.pool, w};
+  bind_slots(plan, *w, inputs);
+  for (size_t k = 0; k < plan.steps.size(); ++k) {
+    const Step& st = plan.steps[k];
+    if (st.prim->eager != nullptr) run_control_flow(plan, st, *w);
+    else if (st.prim->view != nullptr) run_view_copy(plan, st, *w);
+    else run_kernel(plan, st, k, *w);
+  }
+  std::vector<Tensor> out;
+  out.reserve(plan.outputs.size());
+  for (const PlanOutput& o : plan.outputs) {
+    Tensor t = tensor_at(plan, *w, o.slot);
+    const Slot& s = plan.slots[static_cast<size_t>(o.slot)];
+    const Slot& root = s.kind == SlotKind::View ? plan.slots[static_cast<size_t>(s.base)] : s;
+    // The plan's literals are its own: the caller gets a copy it may write to.
+    out.push_back(root.kind == SlotKind::Constant ? t.clone() : std::move(t));
+  }
+  return out;
+}
+
+std::string plan_str(const Plan& plan) {
+  static const char* kinds[] = {"input", "constant", "arena", "view", "output", "donated"};
+  std::ostringstream os;
+  os << "plan @" << plan.name << ": " << plan.steps.size() << " steps, arena " << plan.memory.arena_bytes
+     << " bytes (intermediates " << plan.memory.intermediate_bytes << "), scratch " << plan.memory.scratch_bytes << "\n";
+  for (size_t s = 0; s < plan.slots.size(); ++s) {
+    const Slot& sl = plan.slots[s];
+    os << "  $" << s << " " << kinds[static_cast<int>(sl.kind)] << " " << dtype_name(sl.dtype) << shape_str(sl.shape);
+    if (sl.kind == SlotKind::Arena) os << " @" << sl.offset;
+    if (sl.kind == SlotKind::View) os << " of $" << sl.base << "+" << sl.offset;
+    if (sl.kind == SlotKind::Input || sl.kind == SlotKind::Donated) os << " input " << sl.index;
+    os << "\n";
+  }
+  for (const Step& st : plan.steps) {
+    os << "  " << st.prim->name << "(";
+    for (size_t i = 0; i < st.in.size(); ++i) os << (i ? ", $" : "$") << st.in[i];
+    os << ") -> ";
+    for (size_t i = 0; i < st.out.size(); ++i) os << (i ? ", $" : "$") << st.out[i];
+    os << "\n";
+  }
+  return os.str();
+}
+
+}  // namespace spore::runtime

@@ -1,0 +1,95 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+// A compiled plan (shared/ARCHITECTURE.md, "Runtime and memory"): a graph lowered to plain data,
+// kernel calls in one fixed order over numbered slots with their geometry computed once, and
+// the intermediates at byte offsets of one arena that memory planning laid out. Running it does
+// no type inference, no registry lookup and no per-op allocation: only the plan's outputs come
+// from the caching allocator, which reuses their blocks call after call. The lowering, which
+// needs the IR, lives in src/passes/lower_plan.h.
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "core/primitive.h"
+
+namespace spore::runtime {
+
+/// Where a slot's memory is.
+enum class SlotKind : uint8_t {
+  Input,     // graph input `index`, contiguous (a strided input is made contiguous on entry)
+  Constant,  // a literal the plan holds (`constant`)
+  Arena,     // `offset` bytes into the arena
+  View,      // `base` slot's memory at `offset` elements, with this slot's strides
+  Output,    // a fresh tensor per call (a plan output, or the memory a plan output views)
+  Donated,   // written into graph input `index`'s buffer (a state update); a fresh tensor when
+             // that input cannot be donated on this call (strided, or aliased by another input)
+};
+
+/// A value of the plan: its geometry and where it lives.
+struct Slot {
+  SlotKind kind = SlotKind::Arena;
+  DType dtype = DType::Float32;
+  bool weak = false;
+  Shape shape;
+  Strides strides;
+  int64_t index = -1;  // Input, Donated: the graph input
+  size_t offset = 0;   // Arena: bytes; View: elements from the base's first element
+  int32_t base = -1;   // View: a slot that is not a view
+  Tensor constant;     // Constant
+};
+
+/// One kernel call, or one control-flow node (`prim->eager` set) run on tensors that view the
+/// arena.
+struct Step {
+  const Primitive* prim = nullptr;
+  std::shared_ptr<const void> attrs;
+  const KernelDef* kernel = nullptr;          // the kernel dispatch would pick for these types
+  std::shared_ptr<PreparedKernel> prepared;   // prepared once, when the kernel has `prepare`
+  size_t scratch_bytes = 0;
+  std::vector<int32_t> in, out;               // slot ids
+};
+
+/// A graph output: its slot, and for a state write the input it replaces.
+struct PlanOutput {
+  int32_t slot = -1;
+  std::optional<int32_t> updates;
+};
+
+/// What memory planning reported when the plan was lowered.
+struct PlanMemory {
+  size_t arena_bytes = 0;          // planned peak of the intermediates
+  size_t intermediate_bytes = 0;   // their sum, without reuse
+  size_t scratch_bytes = 0;        // the largest kernel scratch, after the planned region
+};
+
+class ArenaPool;
+
+/// A lowered graph, specialized to one input signature and thread count.
+struct Plan {
+  std::string name;
+  std::vector<TensorType> inputs;  // what run() takes (contiguity is not required)
+  std::vector<Slot> slots;
+  std::vector<Step> steps;
+  std::vector<PlanOutput> outputs;
+  PlanMemory memory;
+  int threads = 1;  // prepared library kernels fix their thread count
+  /// Arenas of calls in flight: a call takes a free one, so concurrent calls never share one.
+  std::shared_ptr<ArenaPool> pool;
+};
+
+/// A pool for a new plan's `pool`.
+std::shared_ptr<ArenaPool> make_arena_pool();
+
+/// Runs `plan` on `inputs` (types as lowered) and returns every graph output. A donated state
+/// output is returned as the input tensor itself, already written; any other output is fresh
+/// or, when the graph returns an input unchanged (or a view of it), that input.
+std::vector<Tensor> run(const Plan& plan, std::span<const Tensor> inputs);
+
+/// A short text listing of the plan: slots, steps and the memory report (tests, SPORE_LOG=jit).
+std::string plan_str(const Plan& plan);
+
+}  // namespace spore::runtime
