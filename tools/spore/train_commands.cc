@@ -80,6 +80,22 @@ Restored restore_network(const train::Checkpoint& c, const std::string& path) {
   return r;
 }
 
+// A JSON string literal (paths may hold quotes or backslashes).
+std::string json_string(const std::string& s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') out += '\\';
+    if (static_cast<unsigned char>(c) < 0x20) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\u%04x", c);
+      out += buf;
+    } else {
+      out += c;
+    }
+  }
+  return out + "\"";
+}
+
 std::string json_double(double v) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.6g", v);
@@ -97,6 +113,7 @@ int train_command(const std::vector<std::string>& args) {
                 {"optimizer", true, "sgd, adam, adamw, rmsprop, adagrad or lamb", "adam"},
                 {"momentum", true, "momentum (sgd, rmsprop)", "0.9"},
                 {"weight-decay", true, "weight decay", "0"},
+                {"schedule", true, "learning-rate schedule: none, or cosine (per step, to 0 at the end)", "none"},
                 {"seed", true, "seed for initialization and shuffling", "0"},
                 {"checkpoint-dir", true, "save a checkpoint there after every epoch and at the end", ""},
                 {"checkpoint-every", true, "also save every N steps", "0"},
@@ -134,6 +151,20 @@ int train_command(const std::vector<std::string>& args) {
   train::DatasetBatches test_data(test_batches(dopt));
   train::ProgressBar bar;
   std::vector<train::Callback*> callbacks = {&bar};
+  // The schedule sets the optimizer's learning-rate tensor, which the compiled step reads: no retrace.
+  std::unique_ptr<optim::LRScheduler> schedule;
+  if (f.choice("schedule", {"none", "cosine"}) == "cosine") {
+    schedule = std::make_unique<optim::CosineAnnealingLR>(*opt, epochs * train_data.batches_per_epoch());
+    schedule->set_last_step(model.global_step());
+  }
+  struct ScheduleStep : train::Callback {
+    optim::LRScheduler* s = nullptr;
+    void on_step_end(train::RunContext&) override {
+      if (s) s->step();
+    }
+  } schedule_step;
+  schedule_step.s = schedule.get();
+  callbacks.push_back(&schedule_step);
   // The checkpoint callback saves through the Model, which does not know the zoo name: a small
   // callback adds it.
   struct ZooCheckpoint : train::Callback {
@@ -181,13 +212,15 @@ int train_command(const std::vector<std::string>& args) {
               test.at("accuracy"), test.at("loss"), r.samples_per_second, r.seconds);
   if (!ckpt_dir.empty())
     std::printf("checkpoint %s\n", train::CheckpointCallback::latest(ckpt_dir).c_str());
+  std::string ckpt_json;
+  if (!ckpt_dir.empty()) ckpt_json = ", \"checkpoint\": " + json_string(train::CheckpointCallback::latest(ckpt_dir));
   if (f.has("json"))
     std::printf("{\"model\": \"%s\", \"mode\": \"%s\", \"epochs\": %lld, \"steps\": %lld, \"train_loss\": %s, "
-                "\"test_accuracy\": %s, \"test_loss\": %s, \"samples_per_second\": %s, \"seconds\": %s}\n",
+                "\"test_accuracy\": %s, \"test_loss\": %s, \"samples_per_second\": %s, \"seconds\": %s%s}\n",
                 model_name.c_str(), f.str("mode").c_str(), static_cast<long long>(epochs),
                 static_cast<long long>(r.steps), json_double(r.train_loss).c_str(),
                 json_double(test.at("accuracy")).c_str(), json_double(test.at("loss")).c_str(),
-                json_double(r.samples_per_second).c_str(), json_double(r.seconds).c_str());
+                json_double(r.samples_per_second).c_str(), json_double(r.seconds).c_str(), ckpt_json.c_str());
   return 0;
 }
 
