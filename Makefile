@@ -17,12 +17,14 @@ $(BUILD)/build.ninja:
 build: deps $(BUILD)/build.ninja
 	ninja -C $(BUILD) -j $(JOBS)
 
-# Unit tests, the seed examples' five lines, the layering and per-ISA symbol checks, the PyTorch oracle (with this CPU's
+# Unit tests, the seed examples' five lines, the layering check, the `spore` command line end to end,
+# the per-ISA symbol checks, the PyTorch oracle (with this CPU's
 # kernels, then again with the baseline and AVX2 ones), then the sanitizer build.
 test: build
 	$(BUILD)/bin/spore_tests --gtest_brief=1
 	test "$$($(BUILD)/bin/seed_tour)" = "$$(printf '3\n12\n14\n7\n12')" || { echo "seed_tour: expected 3 12 14 7 12"; exit 1; }
 	python3 tests/include_graph.py
+	/usr/bin/python3 tests/tools/cli_test.py $(BUILD)/bin/spore
 	tests/isa_symbols_check.sh $(BUILD)
 	tests/oracle/run.sh $(BUILD)/bin/spore_oracle_cases $(BUILD)/oracle
 	SPORE_ISA=base tests/oracle/run.sh $(BUILD)/bin/spore_oracle_cases $(BUILD)/oracle-base

@@ -1,0 +1,89 @@
+# SPDX-License-Identifier: Apache-2.0
+"""End-to-end tests of the `spore` command line (run by `make test`): a short `spore train`
+lowers the loss, its checkpoint reloads in `spore eval` with the same accuracy, `--resume`
+continues, and bad input (flags, paths, files) fails with a clear message and a non-zero exit."""
+import json
+import os
+import pathlib
+import subprocess
+import sys
+import tempfile
+
+SPORE = pathlib.Path(sys.argv[1] if len(sys.argv) > 1 else "build/bin/spore").resolve()
+failures = []
+
+
+def run(*args, ok=True):
+    p = subprocess.run([str(SPORE), *args], capture_output=True, text=True, timeout=600)
+    if ok and p.returncode != 0:
+        failures.append(f"spore {' '.join(args)} exited {p.returncode}: {p.stderr.strip()}")
+    return p
+
+
+def check(cond, what):
+    if not cond:
+        failures.append(what)
+
+
+def last_json(p):
+    return json.loads(p.stdout.strip().splitlines()[-1])
+
+
+with tempfile.TemporaryDirectory() as tmp:
+    ck, logs = os.path.join(tmp, "ck"), os.path.join(tmp, "logs")
+    common = ["--limit", "2048", "--batch-size", "64", "--json"]
+    p = run("train", "--model", "mlp", "--epochs", "2", "--checkpoint-dir", ck, "--log-dir", logs, *common)
+    if p.returncode == 0:
+        r = last_json(p)
+        for key in ("test_accuracy", "train_loss", "samples_per_second", "epochs", "seconds", "checkpoint"):
+            check(key in r, f"spore train --json lacks {key}: {r}")
+        epochs = [json.loads(l) for l in open(os.path.join(logs, "metrics.jsonl")) if '"epoch"' in l and '"event": "epoch"' in l]
+        check(len(epochs) == 2, f"metrics.jsonl has {len(epochs)} epoch lines, expected 2")
+        if len(epochs) == 2:
+            check(epochs[1]["train_loss"] < epochs[0]["train_loss"],
+                  f"the loss did not decrease: {epochs[0]['train_loss']} -> {epochs[1]['train_loss']}")
+        check(r["test_accuracy"] > 0.5, f"test accuracy {r['test_accuracy']} after 2 epochs on 2048 samples")
+        check("epoch 2/2" in p.stderr, "no progress lines on stderr")
+        e = run("eval", "--checkpoint", r["checkpoint"], "--limit", "2048", "--batch-size", "64", "--json")
+        if e.returncode == 0:
+            check(last_json(e)["test_accuracy"] == r["test_accuracy"],
+                  f"eval of the checkpoint gives {last_json(e)['test_accuracy']}, train gave {r['test_accuracy']}")
+        pr = run("predict", "--checkpoint", r["checkpoint"], "--count", "5", "--json")
+        if pr.returncode == 0:
+            check(len(last_json(pr)["predictions"]) == 5, f"predict printed {pr.stdout}")
+        # Resume: one more epoch from the newest checkpoint.
+        res = run("train", "--model", "mlp", "--epochs", "3", "--checkpoint-dir", ck, "--resume", *common)
+        if res.returncode == 0:
+            check("resuming from" in res.stderr and last_json(res)["epochs"] == 3, f"resume: {res.stderr[-300:]}")
+        bad = run("train", "--model", "lenet", "--epochs", "3", "--checkpoint-dir", ck, "--resume", *common, ok=False)
+        check(bad.returncode == 1 and "holds model 'mlp'" in bad.stderr, f"resume with another model: {bad.stderr}")
+        # A corrupted checkpoint is refused whole.
+        corrupt = os.path.join(tmp, "bad.spore")
+        data = bytearray(open(r["checkpoint"], "rb").read())
+        data[len(data) // 2] ^= 0xFF
+        open(corrupt, "wb").write(data)
+        c = run("eval", "--checkpoint", corrupt, ok=False)
+        check(c.returncode == 1 and "checksum" in c.stderr, f"corrupted checkpoint: {c.stderr}")
+
+    for args, text in [
+        (["train", "--epochs", "x"], "--epochs expects an integer, got 'x'"),
+        (["train", "--nope", "1"], "unknown flag --nope; known flags:"),
+        (["train", "--model", "vgg", "--limit", "64"], "unknown model 'vgg'; known:"),
+        (["train", "--optimizer", "sgdd"], "--optimizer must be one of sgd, adam"),
+        (["train", "--mode", "eager"], "--mode must be one of graph, pynative"),
+        (["train", "--dataset", "/nonexistent"], "neither fashion-mnist nor a directory"),
+        (["train", "--dataset", tmp], "has no train-images-idx3-ubyte"),
+        (["train", "--resume"], "--resume needs --checkpoint-dir"),
+        (["eval"], "needs --checkpoint FILE"),
+        (["eval", "--checkpoint", "/nonexistent.spore"], "cannot open /nonexistent.spore"),
+        (["frobnicate"], "unknown command 'frobnicate'"),
+    ]:
+        p = run(*args, ok=False)
+        check(p.returncode != 0 and text in p.stderr, f"spore {' '.join(args)}: expected an error containing {text!r}, "
+              f"got exit {p.returncode}: {p.stderr.strip()[:300]}")
+
+for f in failures:
+    print("cli test:", f)
+if failures:
+    sys.exit(1)
+print("cli test: all checks passed")
