@@ -14,6 +14,7 @@
 #include "spore/threading.h"
 #include "transforms/graph_optimizer.h"
 #include "transforms/interpreter.h"
+#include "transforms/jit_stats.h"
 #include "transforms/plan_lowerer.h"
 #include "transforms/trace.h"
 
@@ -39,6 +40,28 @@ std::atomic<PlanLowerer> g_lowerer{nullptr};
 }  // namespace
 void set_plan_lowerer(PlanLowerer f) { g_lowerer.store(f); }
 PlanLowerer plan_lowerer() { return g_lowerer.load(); }
+
+namespace {
+std::atomic<int64_t> g_plan_runs{0}, g_interpreted_runs{0};
+std::mutex g_reason_mu;
+std::string g_last_reason;
+
+void count_run(bool plan, const std::string& reason) {
+  if (plan) {
+    g_plan_runs.fetch_add(1);
+    return;
+  }
+  g_interpreted_runs.fetch_add(1);
+  std::lock_guard<std::mutex> lock(g_reason_mu);
+  g_last_reason = reason;
+}
+}  // namespace
+
+JitRunStats jit_run_stats() { return {g_plan_runs.load(), g_interpreted_runs.load()}; }
+std::string last_interpreted_reason() {
+  std::lock_guard<std::mutex> lock(g_reason_mu);
+  return g_last_reason;
+}
 
 bool compiles_here() { return g_mode.load() == Mode::Graph && autodiff::active_frames().empty(); }
 int64_t total_traces() { return g_traces.load(); }
@@ -71,16 +94,18 @@ struct Traced {
   // Lowered on the first call (both guarded by Impl::mu).
   mutable std::shared_ptr<const runtime::Plan> plan;
   mutable bool interpret_only = false;  // the lowering failed: the interpreter runs it
+  mutable std::string lowering_error;   // why, when interpret_only
 };
 
 // Graphs run as compiled plans unless SPORE_EXECUTOR=interpreter or SPORE_OPT_LEVEL=0 asks for
-// the interpreter (both paths stay testable; the interpreter is the reference).
-bool plans_enabled() {
+// the interpreter (both paths stay testable; the interpreter is the reference). Returns why
+// plans are off, or "" when they are on.
+std::string plans_disabled_reason() {
   const char* e = std::getenv("SPORE_EXECUTOR");
-  if (e && std::string(e) == "interpreter") return false;
+  if (e && std::string(e) == "interpreter") return "SPORE_EXECUTOR=interpreter";
   const char* o = std::getenv("SPORE_OPT_LEVEL");
-  if (o && std::string(o) == "0") return false;
-  return plan_lowerer() != nullptr;
+  if (o && std::string(o) == "0") return "SPORE_OPT_LEVEL=0";
+  return plan_lowerer() != nullptr ? "" : "no plan lowering is linked in";
 }
 
 }  // namespace
@@ -179,7 +204,9 @@ TensorTree JitCore::call(const autodiff::TreeFn& f, const std::vector<TensorTree
   // A graph of a random function is traced again on every call: lowering it each time would
   // cost more than it saves, so it is interpreted.
   std::shared_ptr<const runtime::Plan> plan;
-  if (holder == nullptr && plans_enabled()) {
+  std::string why_interpreted =
+      holder != nullptr ? "draws random numbers (traced again on every call)" : plans_disabled_reason();
+  if (why_interpreted.empty()) {
     bool cpu = true;
     for (const Tensor& t : inputs) cpu = cpu && t.device() == kCPU;
     std::lock_guard<std::mutex> lock(impl_->mu);
@@ -191,10 +218,14 @@ TensorTree JitCore::call(const autodiff::TreeFn& f, const std::vector<TensorTree
       } catch (const Error& e) {
         if (log_jit()) std::fprintf(stderr, "[jit] %s: lowering failed, interpreting: %s\n", impl_->name.c_str(), e.what());
         t.interpret_only = true;
+        t.lowering_error = e.what();
       }
     }
     if (cpu) plan = t.plan;
+    if (!cpu) why_interpreted = "an input is not on the CPU";
+    else if (t.interpret_only) why_interpreted = "lowering failed: " + t.lowering_error;
   }
+  count_run(plan != nullptr, why_interpreted);
   auto outs = plan ? runtime::run(*plan, inputs) : interpret(*traced->graph, inputs);
   const auto& gouts = traced->graph->outputs();
   // A donated state output is the input itself, already written in place.
