@@ -87,7 +87,7 @@ std::vector<std::pair<std::string, Tensor*>> Cell::buffer_slots() {
 }
 
 void Cell::train(bool on) {
-  training_ = on;
+  training_.set(on);
   for (auto& [n, c] : children_) c->train(on);
 }
 

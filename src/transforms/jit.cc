@@ -5,10 +5,13 @@
 #include <map>
 #include <mutex>
 #include <sstream>
+#include <memory>
+#include <vector>
 
 #include "autodiff/frames.h"
 #include "ir/printer.h"
 #include "runtime/dispatch.h"
+#include "spore/guard.h"
 #include "spore/jit.h"
 #include "spore/ops.h"
 #include "spore/threading.h"
@@ -95,7 +98,23 @@ struct Traced {
   mutable std::shared_ptr<const runtime::Plan> plan;
   mutable bool interpret_only = false;  // the lowering failed: the interpreter runs it
   mutable std::string lowering_error;   // why, when interpret_only
+  // Flags the function read while tracing (a Cell's training mode) and the values it saw: the
+  // graph serves a call only while all still hold.
+  std::vector<std::pair<std::weak_ptr<const std::atomic<bool>>, bool>> guards;
+  bool guards_hold() const {
+    for (const auto& [flag, value] : guards) {
+      auto f = flag.lock();
+      if (!f || f->load(std::memory_order_relaxed) != value) return false;
+    }
+    return true;
+  }
 };
+
+// The guard list of the trace being built on this thread (null when none).
+thread_local std::vector<std::pair<std::weak_ptr<const std::atomic<bool>>, bool>>* tls_guards = nullptr;
+
+// Graphs kept per signature: one per combination of guarded flags seen, the oldest dropped first.
+constexpr size_t kMaxGraphsPerSignature = 8;
 
 // Graphs run as compiled plans unless SPORE_EXECUTOR=interpreter or SPORE_OPT_LEVEL=0 asks for
 // the interpreter (both paths stay testable; the interpreter is the reference). Returns why
@@ -113,9 +132,9 @@ std::string plans_disabled_reason() {
 struct JitCore::Impl {
   std::string name;
   std::mutex mu;
-  std::map<std::string, Traced> cache;
+  std::map<std::string, std::vector<std::shared_ptr<const Traced>>> cache;
   std::string last_key;
-  std::shared_ptr<const Traced> last_random;  // the latest graph of a random function (not cached)
+  std::shared_ptr<const Traced> last_used;
   int traces = 0;
 };
 
@@ -129,21 +148,31 @@ int JitCore::traces() const {
 
 std::string JitCore::last_graph_text() const {
   std::lock_guard<std::mutex> lock(impl_->mu);
-  auto it = impl_->cache.find(impl_->last_key);
-  if (it != impl_->cache.end()) return ir::print_graph(*it->second.graph);
-  return impl_->last_random ? ir::print_graph(*impl_->last_random->graph) : std::string();
+  return impl_->last_used ? ir::print_graph(*impl_->last_used->graph) : std::string();
+}
+
+void record_guard(const std::shared_ptr<const std::atomic<bool>>& flag, bool value) {
+  if (tls_guards == nullptr) return;
+  for (const auto& [f, v] : *tls_guards)
+    if (f.lock() == flag) return;
+  tls_guards->emplace_back(flag, value);
 }
 
 TensorTree JitCore::call(const autodiff::TreeFn& f, const std::vector<TensorTree>& args) {
   // Inside a transform, jit passes through: the transform sees the primitives themselves.
   if (!autodiff::active_frames().empty()) return f(args);
   const std::string key = signature(args);
-  const Traced* traced = nullptr;
-  std::shared_ptr<const Traced> holder;  // keeps an uncached graph alive for this call
+  std::shared_ptr<const Traced> traced;  // kept alive for this call
+  bool random = false;                   // an uncached graph of a random function
+  bool signature_seen = false;
   {
     std::lock_guard<std::mutex> lock(impl_->mu);
     auto it = impl_->cache.find(key);
-    if (it != impl_->cache.end()) traced = &it->second;
+    if (it != impl_->cache.end()) {
+      signature_seen = true;
+      for (const auto& t : it->second)
+        if (t->guards_hold()) traced = t;
+    }
   }
   if (traced == nullptr) {
     if (log_jit()) {
@@ -152,15 +181,27 @@ TensorTree JitCore::call(const autodiff::TreeFn& f, const std::vector<TensorTree
         std::lock_guard<std::mutex> lock(impl_->mu);
         previous = impl_->last_key;
       }
-      std::fprintf(stderr, "[jit] tracing %s for (%s)%s%s\n", impl_->name.c_str(), key.c_str(),
-                   previous.empty() ? ": first call" : "; previous signature was (",
-                   previous.empty() ? "" : (previous + ")").c_str());
+      if (signature_seen)
+        std::fprintf(stderr, "[jit] tracing %s for (%s): a flag its graphs depend on (a Cell's train/eval mode) has "
+                     "another value\n", impl_->name.c_str(), key.c_str());
+      else
+        std::fprintf(stderr, "[jit] tracing %s for (%s)%s%s\n", impl_->name.c_str(), key.c_str(),
+                     previous.empty() ? ": first call" : "; previous signature was (",
+                     previous.empty() ? "" : (previous + ")").c_str());
     }
     SymbolicTrace trace(impl_->name);
     trace.allow_state();
     std::vector<TensorTree> sargs;
     TensorTree out;
+    Traced t;
     {
+      // Guards recorded by this trace (a nested trace on this thread restores the outer list).
+      auto* outer_guards = tls_guards;
+      tls_guards = &t.guards;
+      struct Restore {
+        decltype(tls_guards) outer;
+        ~Restore() { tls_guards = outer; }
+      } restore{outer_guards};
       autodiff::FrameGuard open(&trace);
       for (const TensorTree& a : args) {
         auto leaves = a.leaves();
@@ -170,7 +211,6 @@ TensorTree JitCore::call(const autodiff::TreeFn& f, const std::vector<TensorTree
       out = f(sargs);
     }
     auto out_leaves = out.leaves();
-    Traced t;
     t.graph = trace.finish(out_leaves);
     if (GraphOptimizer opt = graph_optimizer()) t.graph = opt(t.graph);  // the pass pipeline
     t.captured = trace.captured();
@@ -185,17 +225,19 @@ TensorTree JitCore::call(const autodiff::TreeFn& f, const std::vector<TensorTree
       // issue), such a function is traced on every call, so it draws what PyNative draws.
       if (log_jit()) std::fprintf(stderr, "[jit] %s draws random numbers: traced again on every call\n", impl_->name.c_str());
       impl_->cache.erase(key);
-      impl_->last_key = key;
-      holder = std::make_shared<const Traced>(std::move(t));
-      impl_->last_random = holder;
-      traced = holder.get();
+      traced = std::make_shared<const Traced>(std::move(t));
+      random = true;
     } else {
-      traced = &impl_->cache.emplace(key, std::move(t)).first->second;
+      auto& graphs = impl_->cache[key];
+      if (graphs.size() >= kMaxGraphsPerSignature) graphs.erase(graphs.begin());
+      traced = std::make_shared<const Traced>(std::move(t));
+      graphs.push_back(traced);
     }
   }
   {
     std::lock_guard<std::mutex> lock(impl_->mu);
     impl_->last_key = key;
+    impl_->last_used = traced;
   }
   std::vector<Tensor> inputs;
   for (const TensorTree& a : args)
@@ -205,7 +247,7 @@ TensorTree JitCore::call(const autodiff::TreeFn& f, const std::vector<TensorTree
   // cost more than it saves, so it is interpreted.
   std::shared_ptr<const runtime::Plan> plan;
   std::string why_interpreted =
-      holder != nullptr ? "draws random numbers (traced again on every call)" : plans_disabled_reason();
+      random ? "draws random numbers (traced again on every call)" : plans_disabled_reason();
   if (why_interpreted.empty()) {
     bool cpu = true;
     for (const Tensor& t : inputs) cpu = cpu && t.device() == kCPU;

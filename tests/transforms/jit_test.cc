@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "error_matchers.h"
+#include "spore/guard.h"
 #include "spore/spore.h"
 
 namespace spore {
@@ -137,6 +138,37 @@ TEST(Jit, GradOfCapturedWeightThenInPlaceUpdate) {
   EXPECT_EQ(jf.core().traces(), 1);
   EXPECT_NEAR(w.to_vector<float>()[0], 1.0f * 0.9f * 0.9f, 1e-6);
   EXPECT_NE(jf.core().last_graph_text().find("updates"), std::string::npos) << jf.core().last_graph_text();
+}
+
+}  // namespace
+}  // namespace spore
+
+namespace spore {
+namespace {
+
+// A flag read while tracing (a Cell's training mode is one) guards the graph: flipping it traces
+// again instead of running the graph traced for the other value, and flipping back reuses it.
+TEST(Jit, GuardedFlagsSelectTheGraph) {
+  GuardedFlag training(true);
+  auto f = [&](const Tensor& x) { return training.get() ? x * 2.0 : x + 1.0; };
+  auto jf = jit(f);
+  Tensor x = tensor({1.0, 2.0});
+  EXPECT_EQ(jf(x).to_vector<float>(), (std::vector<float>{2, 4}));
+  training.set(false);
+  EXPECT_EQ(jf(x).to_vector<float>(), (std::vector<float>{2, 3}));
+  EXPECT_EQ(jf.core().traces(), 2);
+  training.set(true);
+  EXPECT_EQ(jf(x).to_vector<float>(), (std::vector<float>{2, 4}));
+  training.set(false);
+  EXPECT_EQ(jf(x).to_vector<float>(), (std::vector<float>{2, 3}));
+  EXPECT_EQ(jf.core().traces(), 2);  // both graphs are kept
+  // A flag that dies with its owner never matches again (a new owner may reuse its address).
+  auto scoped = std::make_unique<GuardedFlag>(true);
+  auto g = jit([&](const Tensor& v) { return scoped->get() ? v : -v; });
+  g(x);
+  scoped = std::make_unique<GuardedFlag>(true);
+  g(x);
+  EXPECT_EQ(g.core().traces(), 2);
 }
 
 }  // namespace

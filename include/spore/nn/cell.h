@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "spore/guard.h"
 #include "spore/tensor.h"
 #include "spore/tree.h"
 
@@ -43,7 +44,8 @@ class Cell {
   /// Training mode for this cell and every descendant (Dropout, BatchNorm read it).
   void train(bool on = true);
   void eval() { train(false); }
-  bool is_training() const { return training_; }
+  /// Under jit this is a guard: the compiled graph is reused only while the mode is the same.
+  bool is_training() const { return training_.get(); }
 
   /// Parameters then buffers, dotted names; the tensors are the cell's own (not copies).
   std::vector<std::pair<std::string, Tensor>> state_dict() const;
@@ -64,7 +66,7 @@ class Cell {
   void walk(const std::string& prefix, bool buffers, Fn&& fn) const;
 
   std::string type_name_;
-  bool training_ = true;
+  GuardedFlag training_{true};
   std::vector<std::pair<std::string, Tensor*>> params_;
   std::vector<std::pair<std::string, Tensor*>> buffers_;
   std::vector<std::pair<std::string, Cell*>> children_;
