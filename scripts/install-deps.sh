@@ -12,11 +12,12 @@ packages=(
   # kernels: oneDNN (built on OpenMP/libgomp)
   libdnnl-dev libxsimd-dev
   # oracle for numerics tests and the PyTorch side of benchmarks
-  python3 python3-numpy python3-torch libopenblas0-openmp
+  python3 python3-numpy python3-torch python3-torchvision libopenblas0-openmp
   # sanitizer runtime for the ASan/UBSan test build
   libgcc-12-dev
-  # files: gzipped IDX data sets (zlib)
-  zlib1g-dev
+  # files: gzipped IDX data sets (zlib); image folders: PNG (libpng), JPEG (libjpeg-turbo);
+  # PIL writes and decodes the images of the image_folder tests
+  zlib1g-dev libpng-dev libjpeg62-turbo-dev python3-pil
   # data for the demo (Fashion-MNIST)
   dataset-fashion-mnist
 )

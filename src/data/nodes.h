@@ -28,6 +28,10 @@ std::shared_ptr<Dataset> make_concat(DatasetPtr a, DatasetPtr b);
 std::shared_ptr<Dataset> make_prefetch(DatasetPtr child, int64_t depth);
 /// In-memory columns (from_tensors and the file sources), named `name` in stats().
 std::shared_ptr<Dataset> make_tensor_source(std::vector<Tensor> columns, std::string name);
+/// Rows whose shapes may differ (images of several sizes, encoded bytes), served in order from
+/// memory. A block is a run of consecutive rows of one shape, at most `max_run` rows. Not
+/// random-access: gather could be asked for rows of different shapes, which no block can hold.
+std::shared_ptr<Dataset> make_ragged_source(std::vector<Row> rows, std::string name, int64_t max_run);
 
 /// The permutation shuffle uses (exposed for split): a uniform permutation of 0..n-1 when
 /// buffer >= n, else the streaming-buffer order, from KeyedRandom(key).

@@ -38,6 +38,31 @@ struct CsvOptions {
 /// 0-d tensors of those dtypes.
 std::shared_ptr<Dataset> csv(const std::string& path, std::vector<DType> column_types, CsvOptions options = {});
 
+/// Options of image_folder().
+struct ImageFolderOptions {
+  /// true: every image is decoded when the source is built (rows: uint8 (H, W, C)). false: rows
+  /// hold each file's bytes, uint8 (bytes,), one row per block (their lengths differ), to be
+  /// decoded later by map({decode(channels)}, 0, workers); this keeps memory at the files' size.
+  bool decode = true;
+  /// 3: RGB (gray replicated, alpha dropped); 1: gray (ITU-R 601 weights); 0: as stored
+  /// (1 gray, 2 gray+alpha, 3 RGB, 4 RGBA).
+  int channels = 3;
+  /// An empty class folder is an error (as in torchvision's ImageFolder) unless this is set;
+  /// either way it keeps its place in the class list, so labels do not shift.
+  bool allow_empty = false;
+};
+/// The class names of an image folder: the sorted names of `root`'s subfolders (byte order);
+/// class i has label i.
+std::vector<std::string> image_folder_classes(const std::string& root);
+/// Images in class-per-subfolder layout (torchvision's ImageFolder): root/<class>/**/<file>,
+/// files ending .png, .jpg or .jpeg (any case) taken in sorted order within each class, other
+/// files ignored. PNG and JPEG are told apart by their first bytes. Rows: image uint8 (H, W, C)
+/// (or the encoded bytes, see ImageFolderOptions::decode) and label int64 (). Every file is read
+/// and checked here; a corrupt or truncated image fails naming the file. Images of one size make
+/// a random-access source; images of several sizes stream in file order (blocks hold rows of one
+/// shape), so batch needs map with resize/center_crop or a BatchPad, and split is unavailable.
+std::shared_ptr<Dataset> image_folder(const std::string& root, ImageFolderOptions options = {});
+
 /// Rows from `fn(0)`, `fn(1)`, ... until it returns nullopt (or until `size` rows when size >= 0).
 /// Read in order from one thread.
 std::shared_ptr<Dataset> generator(std::function<std::optional<Row>(int64_t)> fn, int64_t size = -1);

@@ -58,6 +58,11 @@ Transform one_hot(int64_t num_classes, DType dtype = DType::Float32);
 /// `ratio`, drawn log-uniformly) of every channel to `value` (torchvision's RandomErasing algorithm).
 Transform random_erasing(double p = 0.5, std::pair<double, double> scale = {0.02, 0.33},
                          std::pair<double, double> ratio = {0.3, 3.3}, double value = 0, uint64_t seed = 0);
+/// Encoded PNG or JPEG bytes, uint8 (bytes,) samples, to uint8 (H, W, C) images (the format from
+/// the first bytes). `channels`: 3 RGB, 1 gray, 0 as stored (see ImageFolderOptions). Every
+/// sample of a block must decode to one shape; image_folder with decode = false sends its
+/// encoded rows one per block.
+Transform decode(int channels = 3);
 /// A user function applied to each sample alone (slower: one call per sample); `key` is the
 /// sample's random key from (seed, epoch, sample index). Outputs must share one shape.
 Transform per_sample(std::string name, std::function<Tensor(const Tensor& sample, uint64_t key)> fn,
