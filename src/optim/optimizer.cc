@@ -76,20 +76,26 @@ void Optimizer::check_range(const std::string& option, double lo, double hi) con
 void Optimizer::step(const std::vector<Tensor>& grads) {
   SPORE_CHECK(grads.size() == num_params_, "[", name_, ".step] got ", grads.size(), " gradients for ", num_params_,
               " parameters; pass one per parameter in params() order (an undefined Tensor skips one)");
+  // Every gradient is checked before any parameter moves, so a bad one leaves the model as it was.
   size_t k = 0;
   for (size_t g = 0; g < groups_.size(); ++g) {
-    Group& grp = groups_[g];
+    const Group& grp = groups_[g];
     for (size_t i = 0; i < grp.params.size(); ++i, ++k) {
       const Tensor& gr = grads[k];
       if (!gr.defined()) continue;
-      Tensor& p = grp.params[i];
+      const Tensor& p = grp.params[i];
       SPORE_CHECK(gr.shape() == p.shape(), "[", name_, ".step] gradient ", k, " has shape ", shape_str(gr.shape()),
                   " but its parameter (group ", g, ", index ", i, ") has shape ", shape_str(p.shape()),
                   "; pass gradients in params() order");
       SPORE_CHECK(gr.dtype() == p.dtype(), "[", name_, ".step] gradient ", k, " is ", dtype_name(gr.dtype()),
                   " but its parameter is ", dtype_name(p.dtype()), "; cast the gradient to the parameter's dtype");
-      update(g, p, gr, grp.slots[i]);
     }
+  }
+  k = 0;
+  for (size_t g = 0; g < groups_.size(); ++g) {
+    Group& grp = groups_[g];
+    for (size_t i = 0; i < grp.params.size(); ++i, ++k)
+      if (grads[k].defined()) update(g, grp.params[i], grads[k], grp.slots[i]);
   }
 }
 
@@ -191,6 +197,12 @@ void Optimizer::load_state_dict(const std::vector<std::pair<std::string, Tensor>
   for (const auto& [k, t] : targets)
     SPORE_CHECK(given.count(k), "[", name_, ".load_state_dict] missing entry '", k, "' (", given.size(), " of ",
                 targets.size(), " entries given); the state_dict is from an optimizer with other groups or options");
+  for (const auto& [k, t] : sd) {
+    if (k.size() < 3 || k.compare(k.size() - 3, 3, ".lr") != 0) continue;
+    const double lr = t.to(DType::Float64).item<double>();
+    SPORE_CHECK(lr >= 0 && lr == lr, "[", name_, ".load_state_dict] entry '", k, "' is a learning rate of ", lr,
+                ", negative or NaN; the state_dict is corrupted");
+  }
   for (const auto& [k, t] : sd) ops::copy_(*targets.at(k), t);
   for (size_t g = 0; g < groups_.size(); ++g) set_lr(lrs[g].item<double>(), g);
 }

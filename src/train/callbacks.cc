@@ -3,6 +3,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -78,8 +79,27 @@ void ProgressBar::on_step_end(RunContext& c) {
 
 void ProgressBar::on_epoch_end(RunContext& c) { draw(c, true); }
 
-CheckpointCallback::CheckpointCallback(std::string dir, int64_t every_steps, int64_t every_epochs, int keep)
-    : dir_(std::move(dir)), every_steps_(every_steps), every_epochs_(every_epochs), keep_(keep) {
+namespace {
+// Checkpoints in `dir` named ckpt-<step>.spore, by step.
+std::vector<std::pair<long long, std::string>> checkpoints_in(const std::string& dir) {
+  std::vector<std::pair<long long, std::string>> out;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
+    const std::string name = e.path().filename().string();
+    if (name.rfind("ckpt-", 0) != 0 || name.size() <= 11 || name.substr(name.size() - 6) != ".spore") continue;
+    const std::string digits = name.substr(5, name.size() - 11);
+    if (digits.empty() || digits.find_first_not_of("0123456789") != std::string::npos || digits.size() > 15) continue;
+    out.emplace_back(std::stoll(digits), e.path().string());
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+}  // namespace
+
+CheckpointCallback::CheckpointCallback(std::string dir, int64_t every_steps, int64_t every_epochs, int keep,
+                                       std::function<void(Checkpoint&)> decorate)
+    : dir_(std::move(dir)), every_steps_(every_steps), every_epochs_(every_epochs), keep_(keep),
+      decorate_(std::move(decorate)) {
   SPORE_CHECK(keep >= 1, "[CheckpointCallback] keep must be at least 1, got ", keep);
   std::error_code ec;
   std::filesystem::create_directories(dir_, ec);
@@ -88,13 +108,16 @@ CheckpointCallback::CheckpointCallback(std::string dir, int64_t every_steps, int
 
 void CheckpointCallback::save(RunContext& c) {
   const std::string path = (std::filesystem::path(dir_) / ("ckpt-" + std::to_string(c.global_step) + ".spore")).string();
-  if (!saved_.empty() && saved_.back() == path) return;  // a step and an epoch boundary coincide
-  c.model->save_checkpoint(path);
-  saved_.push_back(path);
-  while (static_cast<int>(saved_.size()) > keep_) {
+  // A step and an epoch boundary may coincide: the later save overwrites (atomically) the
+  // earlier one, since the model's position may have moved on between them.
+  Checkpoint ck = c.model->checkpoint();
+  if (decorate_) decorate_(ck);
+  save_checkpoint(path, ck);
+  last_saved_ = path;
+  auto all = checkpoints_in(dir_);
+  for (size_t i = 0; i + static_cast<size_t>(keep_) < all.size(); ++i) {
     std::error_code ec;
-    std::filesystem::remove(saved_.front(), ec);
-    saved_.pop_front();
+    std::filesystem::remove(all[i].second, ec);
   }
 }
 
@@ -106,18 +129,8 @@ void CheckpointCallback::on_epoch_end(RunContext& c) {
 }
 
 std::string CheckpointCallback::latest(const std::string& dir) {
-  std::string best;
-  long long best_step = -1;
-  std::error_code ec;
-  for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
-    const std::string name = e.path().filename().string();
-    if (name.rfind("ckpt-", 0) != 0 || name.size() <= 11 || name.substr(name.size() - 6) != ".spore") continue;
-    const std::string digits = name.substr(5, name.size() - 11);
-    if (digits.empty() || digits.find_first_not_of("0123456789") != std::string::npos || digits.size() > 15) continue;
-    const long long step = std::stoll(digits);
-    if (step > best_step) best_step = step, best = e.path().string();
-  }
-  return best;
+  auto all = checkpoints_in(dir);
+  return all.empty() ? std::string() : all.back().second;
 }
 
 EarlyStopping::EarlyStopping(std::string monitor, int64_t patience, double min_delta, bool maximize)

@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <set>
 
 #include "spore/error.h"
 
@@ -120,17 +121,17 @@ void save_checkpoint(const std::string& path, const Checkpoint& c) {
   }
   put_u64(header, c.tensors.size());
   uint64_t offset = 0;  // relative to the data section
+  std::set<std::string> names;
   for (size_t i = 0; i < c.tensors.size(); ++i) {
     const auto& [name, t] = c.tensors[i];
     SPORE_CHECK(t.defined(), "[save_checkpoint] tensor '", name, "' is undefined");
     SPORE_CHECK(t.device().type == DeviceType::CPU, "[save_checkpoint] tensor '", name, "' is on ", t.device().str(),
                 "; checkpoints hold CPU tensors (materialize it first)");
-    for (size_t j = 0; j < i; ++j)
-      SPORE_CHECK(c.tensors[j].first != name, "[save_checkpoint] two tensors are named '", name, "'");
+    SPORE_CHECK(names.insert(name).second, "[save_checkpoint] two tensors are named '", name, "'");
     Tensor ct = t.contiguous();
     const uint64_t nbytes = static_cast<uint64_t>(ct.numel()) * dtype_size(ct.dtype());
     put_str(header, name);
-    put_u64(header, static_cast<uint64_t>(ct.dtype()));
+    put_str(header, std::string(dtype_name(ct.dtype())));  // by name: independent of the enum's order
     put_u64(header, static_cast<uint64_t>(ct.dim()));
     for (Dim d : ct.shape()) put_u64(header, static_cast<uint64_t>(d));
     put_u64(header, offset);
@@ -252,12 +253,15 @@ Checkpoint load_checkpoint(const std::string& path) {
     c.texts[k] = r.str("a text entry");
   }
   const uint64_t n_tensors = r.u64("the tensor count");
+  std::set<std::string> seen;
   SPORE_CHECK(n_tensors <= kMaxEntries, "[load_checkpoint] ", path, ": ", n_tensors, " tensors is too many");
   for (uint64_t i = 0; i < n_tensors; ++i) {
     std::string name = r.str("a tensor name");
-    const uint64_t dt = r.u64("a tensor dtype");
-    SPORE_CHECK(dt < static_cast<uint64_t>(kNumDTypes), "[load_checkpoint] ", path, ": tensor '", name,
-                "' has an unknown dtype code ", dt);
+    const std::string dt_name = r.str("a tensor dtype");
+    int dt = -1;
+    for (int k = 0; k < kNumDTypes && dt < 0; ++k)
+      if (dt_name == dtype_name(static_cast<DType>(k))) dt = k;
+    SPORE_CHECK(dt >= 0, "[load_checkpoint] ", path, ": tensor '", name, "' has an unknown dtype '", dt_name, "'");
     const uint64_t ndim = r.u64("a tensor rank");
     SPORE_CHECK(ndim <= static_cast<uint64_t>(kMaxRank), "[load_checkpoint] ", path, ": tensor '", name, "' has rank ",
                 ndim, ", over the limit of ", kMaxRank);
@@ -277,8 +281,7 @@ Checkpoint load_checkpoint(const std::string& path) {
                 nbytes, " bytes but its shape and dtype need ", numel * dtype_size(dtype));
     SPORE_CHECK(offset % kAlign == 0 && offset <= data_len && nbytes <= data_len - offset, "[load_checkpoint] ", path,
                 ": tensor '", name, "' lies outside the data section");
-    for (const auto& e : c.tensors)
-      SPORE_CHECK(e.first != name, "[load_checkpoint] ", path, ": two tensors are named '", name, "'");
+    SPORE_CHECK(seen.insert(name).second, "[load_checkpoint] ", path, ": two tensors are named '", name, "'");
     Tensor t = Tensor::empty(shape, dtype);
     if (nbytes) std::memcpy(t.data_ptr(), buf.data() + data_start + offset, nbytes);
     c.tensors.emplace_back(std::move(name), std::move(t));

@@ -27,14 +27,20 @@ Model::Model(nn::UnaryCell& net, LossFn loss, optim::Optimizer& optimizer, std::
     : net_(net), loss_(std::move(loss)), opt_(optimizer), metric_names_(std::move(metrics)) {
   SPORE_CHECK(loss_ != nullptr, "[Model] needs a loss function");
   for (const auto& m : metric_names_) make_metric(m);  // unknown names fail now, not after an epoch
+  // The optimizer may hold any subset of the network's parameters, in any groups and order
+  // (frozen layers, no weight decay on biases): each of its parameters is found in the network
+  // by storage, and the step hands it that parameter's gradient.
   const auto params = net_.parameters();
   const auto opt_params = opt_.params();
-  SPORE_CHECK(params.size() == opt_params.size(), "[Model] the optimizer holds ", opt_params.size(),
-              " parameters but the network has ", params.size(), "; build it from network.parameters()");
-  for (size_t i = 0; i < params.size(); ++i)
-    SPORE_CHECK(params[i].storage() == opt_params[i].storage(), "[Model] the optimizer's parameter ", i,
-                " is not the network's parameter ", net_.named_parameters()[i].first,
-                "; build the optimizer from network.parameters() in order");
+  for (size_t i = 0; i < opt_params.size(); ++i) {
+    size_t found = params.size();
+    for (size_t j = 0; j < params.size() && found == params.size(); ++j)
+      if (params[j].storage() == opt_params[i].storage() && params[j].shape() == opt_params[i].shape()) found = j;
+    SPORE_CHECK(found < params.size(), "[Model] the optimizer's parameter ", i, " (shape ",
+                shape_str(opt_params[i].shape()), ") is not a parameter of the network ", net_.type_name(),
+                "; build the optimizer from network.parameters() or a subset of them");
+    grad_index_.push_back(found);
+  }
   auto step = [this](const Tensor& x, const Tensor& y) -> TensorTree {
     auto fn = [&](const TensorTree& p) -> std::pair<Tensor, TensorTree> {
       return nn::functional_call(net_, p, [&] {
@@ -43,7 +49,23 @@ Model::Model(nn::UnaryCell& net, LossFn loss, optim::Optimizer& optimizer, std::
       });
     };
     auto [loss, grads, out] = value_and_grad(fn)(net_.parameter_tree());
-    opt_.step(grads);
+    const std::vector<Tensor> all = grads.leaves();
+    std::vector<Tensor> picked;
+    picked.reserve(grad_index_.size());
+    for (size_t j : grad_index_) picked.push_back(all[j]);
+    if (clip_norm_ > 0) {
+      // PyTorch's clip_grad_norm_, written out of place: the gradients are traced values (some
+      // of them views) that a compiled step cannot overwrite.
+      Tensor sq;
+      for (const Tensor& g : picked)
+        if (g.defined()) sq = sq.defined() ? sq + ops::sum(g * g) : ops::sum(g * g);
+      if (sq.defined()) {
+        Tensor scale = ops::clamp(clip_norm_ / (ops::sqrt(sq) + 1e-6), 0.0, 1.0);
+        for (Tensor& g : picked)
+          if (g.defined()) g = g * scale;
+      }
+    }
+    opt_.step(picked);
     return TensorTree(std::vector<Tensor>{loss, out.tensor()});
   };
   auto forward = [this](const Tensor& x) { return net_(x); };
@@ -55,16 +77,31 @@ Model::~Model() = default;
 int Model::train_traces() const { return compiled_->jit_step.core().traces(); }
 
 std::pair<Tensor, Tensor> Model::train_step(const Tensor& x, const Tensor& y) {
+  stepped_ = true;
   net_.train();
   TensorTree r = get_mode() == Mode::Graph ? compiled_->jit_step(x, y) : compiled_->step(x, y);
   return {r[0].tensor(), r[1].tensor()};
 }
 
 Tensor Model::predict(const Tensor& x) {
+  // Eval mode for the call, the caller's mode afterwards (also when the call throws).
+  struct EvalScope {
+    nn::Cell& net;
+    bool was_training;
+    ~EvalScope() { net.train(was_training); }
+  } scope{net_, net_.is_training()};
   net_.eval();
-  Tensor out = get_mode() == Mode::Graph ? compiled_->jit_forward(x) : compiled_->forward(x);
-  net_.train();
-  return out;
+  return get_mode() == Mode::Graph ? compiled_->jit_forward(x) : compiled_->forward(x);
+}
+
+Model& Model::clip_grad_norm(double max_norm) {
+  SPORE_CHECK(max_norm >= 0, "[Model::clip_grad_norm] max_norm must be >= 0, got ", max_norm);
+  // The bound is a C++ number traced into the step: changing it after a step ran would be
+  // silently ignored by the compiled graph, so it is fixed before the first step.
+  SPORE_CHECK(!stepped_ && step_ == 0,
+              "[Model::clip_grad_norm] set gradient clipping before the first train step");
+  clip_norm_ = max_norm;
+  return *this;
 }
 
 std::map<std::string, double> Model::evaluate(BatchSource& data) {
@@ -112,6 +149,9 @@ FitResult Model::fit(int64_t epochs, BatchSource& train, const std::vector<Callb
       auto [loss, out] = train_step(b->x, b->y);
       ++step_;
       ++batch_in_epoch_;
+      // The last batch of an epoch moves the position to the next epoch before the step's
+      // callbacks run, so a checkpoint taken now resumes at (epoch + 1, 0).
+      const bool last = c.steps_per_epoch >= 0 && batch_in_epoch_ >= c.steps_per_epoch;
       const int64_t n = b->x.shape()[0];
       c.global_step = step_;
       c.step_in_epoch = batch_in_epoch_;
@@ -121,15 +161,20 @@ FitResult Model::fit(int64_t epochs, BatchSource& train, const std::vector<Callb
       loss_n += n;
       for (auto& m : metrics) m->update(out, b->y, loss);
       c.epoch_seconds = std::chrono::duration<double>(clock::now() - t_epoch).count();
+      if (last) {
+        ++epoch_;
+        batch_in_epoch_ = 0;
+      }
       for (Callback* cb : callbacks) cb->on_step_end(c);
+      if (last) break;
       if (c.stop) {
-        finished = train.batches_per_epoch() >= 0 && batch_in_epoch_ >= train.batches_per_epoch();
+        finished = false;
         break;
       }
     }
     train_seconds += std::chrono::duration<double>(clock::now() - t_epoch).count();
     train_samples += c.samples_in_epoch;
-    if (finished) {
+    if (finished && epoch_ == c.epoch) {  // an epoch of unknown length ended at the source's end
       ++epoch_;
       batch_in_epoch_ = 0;
     }
@@ -149,8 +194,9 @@ FitResult Model::fit(int64_t epochs, BatchSource& train, const std::vector<Callb
 }
 
 Checkpoint Model::checkpoint() const {
+  // A snapshot: later steps do not change a checkpoint already taken.
   Checkpoint c;
-  for (auto& [name, t] : net_.state_dict()) c.tensors.emplace_back("model." + name, t);
+  for (auto& [name, t] : net_.state_dict()) c.tensors.emplace_back("model." + name, t.clone());
   for (auto& [name, t] : opt_.state_dict()) c.tensors.emplace_back("optim." + name, t);
   c.ints["step"] = step_;
   c.ints["epoch"] = epoch_;

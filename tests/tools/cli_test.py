@@ -56,7 +56,7 @@ with tempfile.TemporaryDirectory() as tmp:
         if res.returncode == 0:
             check("resuming from" in res.stderr and last_json(res)["epochs"] == 3, f"resume: {res.stderr[-300:]}")
         bad = run("train", "--model", "lenet", "--epochs", "3", "--checkpoint-dir", ck, "--resume", *common, ok=False)
-        check(bad.returncode == 1 and "holds model 'mlp'" in bad.stderr, f"resume with another model: {bad.stderr}")
+        check(bad.returncode == 1 and "zoo_model: the checkpoint has mlp, this run lenet" in bad.stderr, f"resume with another model: {bad.stderr}")
         # A corrupted checkpoint is refused whole.
         corrupt = os.path.join(tmp, "bad.spore")
         data = bytearray(open(r["checkpoint"], "rb").read())

@@ -3,12 +3,14 @@
 #include <spore/spore.h>
 #include <spore/train/checkpoint.h>
 
+#include <algorithm>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <random>
 
 #include <unistd.h>
+#include <zlib.h>
 
 #include "error_matchers.h"
 
@@ -139,6 +141,50 @@ TEST_F(CheckpointTest, CorruptionSweepNeverCrashes) {
     write(path("f"), bad);
     EXPECT_THROW(load_checkpoint(path("f")), Error) << at;
   }
+}
+
+// The same with the checksum recomputed after each change, so the header's own checks are
+// reached: every length, count, dtype, rank, dimension and offset is validated on its own.
+TEST_F(CheckpointTest, HeaderCorruptionBehindAValidChecksum) {
+  save_checkpoint(path("a.ckpt"), sample());
+  const std::vector<char> good = read(path("a.ckpt"));
+  uint64_t header_len = 0;
+  std::memcpy(&header_len, good.data() + 16, 8);
+  auto reseal = [](std::vector<char>& b) {
+    const uLong crc = crc32(0L, reinterpret_cast<const Bytef*>(b.data()), static_cast<uInt>(b.size() - 12));
+    const uint32_t c = static_cast<uint32_t>(crc);
+    std::memcpy(b.data() + b.size() - 12, &c, 4);
+  };
+  std::mt19937 rng(11);
+  int refused = 0, loaded = 0;
+  for (size_t at = 24; at < 24 + header_len; ++at) {
+    for (uint8_t flip : {uint8_t{0x01}, uint8_t{0x80}, static_cast<uint8_t>(1 + rng() % 255)}) {
+      auto bad = good;
+      bad[at] = static_cast<char>(bad[at] ^ flip);
+      reseal(bad);
+      write(path("h"), bad);
+      try {
+        Checkpoint c = load_checkpoint(path("h"));
+        ++loaded;  // a flip inside a name or a value can still be a well-formed file
+      } catch (const Error&) {
+        ++refused;
+      }
+    }
+  }
+  EXPECT_GT(refused, 0);
+  EXPECT_GT(loaded, 0);
+  // A huge dimension behind a valid checksum is refused before anything is allocated.
+  auto bad = good;
+  const std::string key = "model.w";
+  auto pos = std::search(bad.begin(), bad.end(), key.begin(), key.end());
+  ASSERT_NE(pos, bad.end());
+  // name, then dtype string (8-byte length + "float32"), then rank, then the first dimension.
+  const size_t dim_at = static_cast<size_t>(pos - bad.begin()) + key.size() + 8 + 7 + 8;
+  const uint64_t huge = uint64_t{1} << 60;
+  std::memcpy(bad.data() + dim_at, &huge, 8);
+  reseal(bad);
+  write(path("huge"), bad);
+  EXPECT_ERROR(load_checkpoint(path("huge")), "larger than the file's data");
 }
 
 }  // namespace

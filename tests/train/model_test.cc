@@ -6,6 +6,7 @@
 #include <spore/train/model.h>
 
 #include <filesystem>
+#include <cmath>
 #include <fstream>
 
 #include <unistd.h>
@@ -178,10 +179,80 @@ TEST(Model, EvaluateAndCallbacks) {
   fs::remove_all(dir);
 }
 
+// The optimizer may hold a subset of the parameters (frozen layers) in groups of its own.
+TEST(Model, FrozenParametersAndGroups) {
+  auto [x, y] = toy_data(64, 4);
+  manual_seed(5);
+  TinyNet net;
+  Tensor w1 = net.w1.clone(), b1 = net.b1.clone();
+  // Only the second layer trains, with two groups in reverse order of the network's.
+  optim::SGD opt(std::vector<optim::ParamGroup>{{{net.b2}, {{"lr", 0.5}}}, {{net.w2}, {}}}, {.lr = 0.1});
+  for (Mode mode : {Mode::PyNative, Mode::Graph}) {
+    ModeGuard guard(mode);
+    Model model(net, ce, opt);
+    Tensor w2 = net.w2.clone(), b2 = net.b2.clone();
+    model.train_step(x, y);
+    EXPECT_TRUE(ops::all(ops::equal(net.w1, w1)).item<bool>());  // frozen
+    EXPECT_TRUE(ops::all(ops::equal(net.b1, b1)).item<bool>());
+    // The update of each trained parameter is its own gradient times its group's rate.
+    auto g = grad([&](const TensorTree& p) { return nn::functional_call(net, p, [&] { return ce(net(x), y); }); })(
+        [&] {
+          auto sd = net.parameter_tree();
+          std::vector<std::pair<std::string, Tensor>> items;
+          for (const auto& [k, v] : net.named_parameters()) items.emplace_back(k, k == "w2" ? w2 : k == "b2" ? b2 : v);
+          std::vector<TensorTree::Item> tree;
+          for (auto& [k, v] : items) tree.emplace_back(k, TensorTree(v));
+          return TensorTree::dict(tree);
+        }());
+    Tensor want_w2 = w2 - g["w2"].tensor() * 0.1, want_b2 = b2 - g["b2"].tensor() * 0.5;
+    EXPECT_LT(ops::amax(ops::abs(net.w2 - want_w2)).item<float>(), 1e-6f);
+    EXPECT_LT(ops::amax(ops::abs(net.b2 - want_b2)).item<float>(), 1e-6f);
+  }
+}
+
+TEST(Model, GradientClipping) {
+  auto [x, y] = toy_data(64, 4);
+  for (Mode mode : {Mode::PyNative, Mode::Graph}) {
+    ModeGuard guard(mode);
+    manual_seed(5);
+    TinyNet net;
+    optim::SGD opt(net.parameters(), {.lr = 1.0});
+    Model model(net, ce, opt);
+    model.clip_grad_norm(1e-3);
+    std::vector<Tensor> before;
+    for (const Tensor& p : net.parameters()) before.push_back(p.clone());
+    model.train_step(x, y);
+    // With lr 1 the update is the clipped gradient: its total norm is the bound.
+    double sq = 0;
+    auto params = net.parameters();
+    for (size_t i = 0; i < params.size(); ++i) sq += ops::sum((params[i] - before[i]) * (params[i] - before[i])).item<float>();
+    EXPECT_NEAR(std::sqrt(sq), 1e-3, 1e-6);
+    EXPECT_ERROR(model.clip_grad_norm(1.0), "before the first train step");
+  }
+}
+
+// A checkpoint written at the last step of an epoch resumes at the next epoch's start.
+TEST(Model, CheckpointAtAnEpochBoundary) {
+  const fs::path dir = fs::temp_directory_path() / ("spore_eb_" + std::to_string(::getpid()));
+  auto [x, y] = toy_data(64, 4);
+  manual_seed(5);
+  TinyNet net;
+  optim::SGD opt(net.parameters(), {.lr = 0.05});
+  Model model(net, ce, opt);
+  TensorBatches data(x, y, 32);  // 2 batches per epoch
+  CheckpointCallback ck(dir.string(), /*every_steps=*/2, /*every_epochs=*/1);
+  model.fit(1, data, {&ck});
+  Checkpoint c = load_checkpoint(ck.last_saved());
+  EXPECT_EQ(c.get_int("step"), 2);
+  EXPECT_EQ(c.get_int("epoch"), 1);
+  EXPECT_EQ(c.get_int("batch_in_epoch"), 0);
+  fs::remove_all(dir);
+}
+
 TEST(Model, Errors) {
   TinyNet net, other;
   optim::SGD opt(other.parameters());
-  EXPECT_ERROR(Model(net, ce, opt), "is not the network's parameter w1");
+  EXPECT_ERROR(Model(net, ce, opt), "is not a parameter of the network TinyNet");
   optim::SGD ok(net.parameters());
   EXPECT_ERROR(Model(net, ce, ok, {"f1"}), "unknown metric 'f1'");
   Model m(net, ce, ok);

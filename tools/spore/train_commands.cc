@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // spore train / eval / predict.
 #include <cstdio>
-#include <deque>
+#include <map>
 #include <filesystem>
 #include <memory>
 #include <sstream>
@@ -137,26 +137,41 @@ int train_command(const std::vector<std::string>& args) {
                             net->parameters(), f.number("lr", 0, 1e3), f.number("momentum", 0, 1),
                             f.number("weight-decay", 0, 1e3));
   train::Model model(*net, cross_entropy_loss, *opt);
+  train::DatasetBatches train_data(train_batches(dopt));
+  train::DatasetBatches test_data(test_batches(dopt));
+  // The schedule sets the optimizer's learning-rate tensor, which the compiled step reads: no
+  // retrace. It is built before a resume restores the (decayed) rate, so its base is --lr.
+  std::unique_ptr<optim::LRScheduler> schedule;
+  const std::string schedule_name = f.choice("schedule", {"none", "cosine"});
+  if (schedule_name == "cosine")
+    schedule = std::make_unique<optim::CosineAnnealingLR>(*opt, epochs * train_data.batches_per_epoch());
+
+  // What a resumed run must share with the run that wrote the checkpoint, or it would read other
+  // data in another order, or continue another optimization.
+  const std::map<std::string, std::string> settings = {
+      {"zoo_model", model_name},     {"dataset", f.str("dataset")},    {"seed", std::to_string(seed)},
+      {"batch_size", f.str("batch-size")}, {"limit", f.str("limit")}, {"optimizer", f.str("optimizer")},
+      {"lr", f.str("lr")},           {"schedule", schedule_name},     {"epochs_planned", std::to_string(epochs)}};
   if (f.has("resume")) {
     const std::string latest = train::CheckpointCallback::latest(ckpt_dir);
     SPORE_CHECK(!latest.empty(), "spore train --resume: no checkpoint (ckpt-<step>.spore) in ", ckpt_dir);
     const train::Checkpoint c = train::load_checkpoint(latest);
-    SPORE_CHECK(c.texts.count("zoo_model") && c.texts.at("zoo_model") == model_name, "spore train --resume: ", latest,
-                " holds model '", c.texts.count("zoo_model") ? c.texts.at("zoo_model") : "?", "', not '", model_name, "'");
+    std::string mismatches;
+    for (const auto& [k, v] : settings) {
+      if (k == "epochs_planned" && schedule_name == "none") continue;  // only a schedule depends on the length
+      auto it = c.texts.find(k);
+      const std::string saved = it == c.texts.end() ? "(none)" : it->second;
+      if (saved != v) mismatches += "\n  " + k + ": the checkpoint has " + saved + ", this run " + v;
+    }
+    SPORE_CHECK(mismatches.empty(), "spore train --resume: ", latest, " was written by a run with other settings; "
+                "resume with the same flags or start a new --checkpoint-dir:", mismatches);
     model.restore(c);
+    if (schedule) schedule->set_last_step(model.global_step());
     std::fprintf(stderr, "resuming from %s (step %lld)\n", latest.c_str(), static_cast<long long>(model.global_step()));
   }
 
-  train::DatasetBatches train_data(train_batches(dopt));
-  train::DatasetBatches test_data(test_batches(dopt));
   train::ProgressBar bar;
   std::vector<train::Callback*> callbacks = {&bar};
-  // The schedule sets the optimizer's learning-rate tensor, which the compiled step reads: no retrace.
-  std::unique_ptr<optim::LRScheduler> schedule;
-  if (f.choice("schedule", {"none", "cosine"}) == "cosine") {
-    schedule = std::make_unique<optim::CosineAnnealingLR>(*opt, epochs * train_data.batches_per_epoch());
-    schedule->set_last_step(model.global_step());
-  }
   struct ScheduleStep : train::Callback {
     optim::LRScheduler* s = nullptr;
     void on_step_end(train::RunContext&) override {
@@ -165,40 +180,17 @@ int train_command(const std::vector<std::string>& args) {
   } schedule_step;
   schedule_step.s = schedule.get();
   callbacks.push_back(&schedule_step);
-  // The checkpoint callback saves through the Model, which does not know the zoo name: a small
-  // callback adds it.
-  struct ZooCheckpoint : train::Callback {
-    std::string dir, name;
-    int64_t every_steps = 0;
-    std::deque<std::string> saved;
-    void save(train::RunContext& c) {
-      train::Checkpoint ck = c.model->checkpoint();
-      ck.texts["zoo_model"] = name;
-      ck.ints["num_classes"] = 10;
-      ck.ints["in_channels"] = 1;
-      const std::string path = (fs::path(dir) / ("ckpt-" + std::to_string(c.global_step) + ".spore")).string();
-      if (!saved.empty() && saved.back() == path) return;
-      train::save_checkpoint(path, ck);
-      saved.push_back(path);
-      while (saved.size() > 3) {
-        std::error_code ec;
-        fs::remove(saved.front(), ec);
-        saved.pop_front();
-      }
-    }
-    void on_step_end(train::RunContext& c) override {
-      if (every_steps > 0 && c.global_step % every_steps == 0) save(c);
-    }
-    void on_epoch_end(train::RunContext& c) override { save(c); }
-  } zoo_ckpt;
+  // Checkpoints name the zoo model (so eval and predict rebuild it) and the run's settings.
+  std::unique_ptr<train::CheckpointCallback> ckpt;
   if (!ckpt_dir.empty()) {
-    std::error_code ec;
-    fs::create_directories(ckpt_dir, ec);
-    SPORE_CHECK(!ec, "spore train: cannot create --checkpoint-dir ", ckpt_dir, ": ", ec.message());
-    zoo_ckpt.dir = ckpt_dir;
-    zoo_ckpt.name = model_name;
-    zoo_ckpt.every_steps = f.integer("checkpoint-every", 0, int64_t{1} << 40);
-    callbacks.push_back(&zoo_ckpt);
+    ckpt = std::make_unique<train::CheckpointCallback>(
+        ckpt_dir, f.integer("checkpoint-every", 0, int64_t{1} << 40), /*every_epochs=*/1, /*keep=*/3,
+        [&settings](train::Checkpoint& c) {
+          for (const auto& [k, v] : settings) c.texts[k] = v;
+          c.ints["num_classes"] = 10;
+          c.ints["in_channels"] = 1;
+        });
+    callbacks.push_back(ckpt.get());
   }
   std::unique_ptr<train::MetricsLog> log;
   if (!f.str("log-dir").empty()) {
@@ -210,10 +202,11 @@ int train_command(const std::vector<std::string>& args) {
   std::printf("model %s  mode %s  epochs %lld  train_loss %.4f  test_accuracy %.4f  test_loss %.4f  %.0f samples/s  %.1f s\n",
               model_name.c_str(), f.str("mode").c_str(), static_cast<long long>(epochs), r.train_loss,
               test.at("accuracy"), test.at("loss"), r.samples_per_second, r.seconds);
-  if (!ckpt_dir.empty())
-    std::printf("checkpoint %s\n", train::CheckpointCallback::latest(ckpt_dir).c_str());
   std::string ckpt_json;
-  if (!ckpt_dir.empty()) ckpt_json = ", \"checkpoint\": " + json_string(train::CheckpointCallback::latest(ckpt_dir));
+  if (ckpt && !ckpt->last_saved().empty()) {
+    std::printf("checkpoint %s\n", ckpt->last_saved().c_str());
+    ckpt_json = ", \"checkpoint\": " + json_string(ckpt->last_saved());
+  }
   if (f.has("json"))
     std::printf("{\"model\": \"%s\", \"mode\": \"%s\", \"epochs\": %lld, \"steps\": %lld, \"train_loss\": %s, "
                 "\"test_accuracy\": %s, \"test_loss\": %s, \"samples_per_second\": %s, \"seconds\": %s%s}\n",

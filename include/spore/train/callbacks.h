@@ -5,10 +5,11 @@
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
-#include <deque>
 #include <functional>
 #include <map>
 #include <string>
+
+#include "spore/train/checkpoint.h"
 
 namespace spore::train {
 
@@ -69,14 +70,19 @@ class ProgressBar : public Callback {
   int64_t last_decile_ = -1;
 };
 
-/// Saves a checkpoint (Model::save_checkpoint) every `every_steps` steps and/or at the end of
-/// every `every_epochs` epochs into `dir` as ckpt-<step>.spore, keeping the newest `keep`.
+/// Saves a checkpoint (Model::checkpoint) every `every_steps` steps and/or at the end of every
+/// `every_epochs` epochs into `dir` as ckpt-<step>.spore, keeping the newest `keep` files in the
+/// directory (older runs' included). `decorate`, when given, adds entries before each save
+/// (e.g. the data settings a resume must match).
 class CheckpointCallback : public Callback {
  public:
-  CheckpointCallback(std::string dir, int64_t every_steps, int64_t every_epochs, int keep = 3);
+  CheckpointCallback(std::string dir, int64_t every_steps, int64_t every_epochs, int keep = 3,
+                     std::function<void(Checkpoint&)> decorate = nullptr);
   void on_step_end(RunContext& c) override;
   void on_epoch_end(RunContext& c) override;
-  /// The newest checkpoint in `dir`, or "" when there is none.
+  /// The path of the last checkpoint this callback wrote ("" before the first).
+  const std::string& last_saved() const { return last_saved_; }
+  /// The newest checkpoint (highest step) in `dir`, or "" when there is none.
   static std::string latest(const std::string& dir);
 
  private:
@@ -84,7 +90,8 @@ class CheckpointCallback : public Callback {
   std::string dir_;
   int64_t every_steps_, every_epochs_;
   int keep_;
-  std::deque<std::string> saved_;
+  std::function<void(Checkpoint&)> decorate_;
+  std::string last_saved_;
 };
 
 /// Stops fit when `monitor` (a key of eval_metrics, else train_metrics, e.g. "loss" or

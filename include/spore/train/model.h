@@ -38,11 +38,15 @@ struct FitResult {
 
 class Model {
  public:
-  /// `net`, `optimizer` must outlive the Model. `metrics` are names for make_metric.
+  /// `net`, `optimizer` must outlive the Model. The optimizer holds any subset of the network's
+  /// parameters (frozen layers), in any groups. `metrics` are names for make_metric.
   Model(nn::UnaryCell& net, LossFn loss, optim::Optimizer& optimizer,
         std::vector<std::string> metrics = {"accuracy", "loss"});
   ~Model();
 
+  /// Clips the gradients to a total 2-norm of `max_norm` before each update (0 = off). Set it
+  /// before the first train step: the bound is part of the compiled step.
+  Model& clip_grad_norm(double max_norm);
   /// One optimizer step on a batch; returns the batch's loss and the network's output.
   std::pair<Tensor, Tensor> train_step(const Tensor& x, const Tensor& y);
   /// The network's output in eval mode.
@@ -54,8 +58,9 @@ class Model {
   FitResult fit(int64_t epochs, BatchSource& train, const std::vector<Callback*>& callbacks = {},
                 BatchSource* valid = nullptr);
 
-  /// Parameters and buffers ("model."), optimizer state ("optim."), step, position in the data
-  /// (epoch, batch index) and the random generator's state.
+  /// A snapshot (copies) of the parameters and buffers ("model."), optimizer state ("optim."),
+  /// step, position in the data (epoch, batch index in it) and the random generator's state.
+  /// The data's own settings (seed, batch size) are the caller's to record and check.
   Checkpoint checkpoint() const;
   void save_checkpoint(const std::string& path) const;
   /// Loads everything checkpoint() saved; the next fit continues from the saved position and
@@ -76,6 +81,9 @@ class Model {
   optim::Optimizer& opt_;
   std::vector<std::string> metric_names_;
   std::unique_ptr<Compiled> compiled_;
+  std::vector<size_t> grad_index_;  // per optimizer parameter: its index in net_.parameters()
+  double clip_norm_ = 0;
+  bool stepped_ = false;  // a train step ran (settings traced into the step are fixed)
   int64_t step_ = 0;
   int64_t epoch_ = 0;          // the epoch to run next (or resume)
   int64_t batch_in_epoch_ = 0; // batches of epoch_ already done
