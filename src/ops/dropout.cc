@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // ops::dropout (declared in spore/ops/nn.h): one dropout primitive keyed by the default generator.
 #include "prims/dropout.h"
+#include "prims/random_key.h"
 #include "runtime/dispatch.h"
 #include "spore/ops/creation.h"
 #include "spore/ops/nn.h"
@@ -16,7 +17,7 @@ Tensor dropout(const Tensor& x, double p, bool training) {
   if (!training || p == 0) return x;
   // Everything is dropped: no mask to draw, and 1/(1-p) would be infinite.
   if (p == 1) return zeros_like(x);
-  const RandomKey key = default_generator(x.device()).next(x.numel());
+  const RandomKey key = prims::draw_key(x.device(), x.numel());
   return runtime::call(prims::dropout_primitive(), prims::DropoutAttrs{p, key.seed, key.offset}, {x});
 }
 

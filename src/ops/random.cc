@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Public random ops: check arguments, draw a key from the device's default generator (or take
-// the one given), then call the random primitive, which is a pure function of that key.
+// the one given), then call the random primitive, which is a pure function of that key. Keys
+// are drawn through prims::draw_key, so a jit trace sees which keys came from the generator.
 #include "spore/ops/random.h"
 
 #include <array>
@@ -8,6 +9,7 @@
 #include <limits>
 
 #include "prims/random.h"
+#include "prims/random_key.h"
 #include "runtime/dispatch.h"
 
 namespace spore {
@@ -18,6 +20,7 @@ Generator& default_generator(Device device) {
 }
 
 void manual_seed(uint64_t seed) {
+  prims::DrawLog::note_reseed();  // inside a jit trace: the draws after this are constants
   for (int d = 0; d < kNumDeviceTypes; ++d) default_generator({static_cast<DeviceType>(d), 0}).manual_seed(seed);
 }
 
@@ -55,7 +58,7 @@ Tensor fill(const Primitive& p, const Shape& shape, TensorOptions opt, double p0
 }
 
 RandomKey next_key(const Shape& shape, TensorOptions opt, const char* op) {
-  return default_generator(opt.device).next(checked_numel(shape, op));
+  return prims::draw_key(opt.device, checked_numel(shape, op));
 }
 
 void check_uniform_bounds(double low, double high) {
@@ -106,7 +109,7 @@ Tensor bernoulli(const Tensor& p) {
   SPORE_CHECK(p.defined(), "[bernoulli] input is an undefined tensor");
   SPORE_CHECK(is_floating(p.dtype()), "[bernoulli] needs floating probabilities, got ", dtype_name(p.dtype()),
               "; cast them to float32");
-  const RandomKey key = default_generator(p.device()).next(p.numel());
+  const RandomKey key = prims::draw_key(p.device(), p.numel());
   return runtime::call(prims::bernoulli_primitive(), prims::RandomKeyAttrs{key.seed, key.offset}, {p});
 }
 
@@ -141,7 +144,7 @@ Tensor permutation(int64_t n, TensorOptions opt) {
       SPORE_CHECK(n == 0 || n - 1 <= static_cast<int64_t>(std::numeric_limits<T>::max()), "[permutation] n = ", n,
                   " does not fit in ", dtype_name(opt.dtype), "; use int64");
   });
-  const RandomKey key = default_generator(opt.device).next(n);
+  const RandomKey key = prims::draw_key(opt.device, n);
   prims::RandIntAttrs at{{n}, opt.dtype, 0, n, key.seed, key.offset};
   return runtime::call(prims::permutation_primitive(), at, {}, opt.device);
 }

@@ -8,7 +8,8 @@
 
 namespace spore::prims {
 
-/// p in [0, 1); (seed, offset) is the Philox key. The mask equals bernoulli(p) drawn with the
+/// p in [0, 1); (seed, offset) is the Philox key (in a jit graph: the delta from the key input
+/// that follows x, see prims/random_key.h). The mask equals bernoulli(p) drawn with the
 /// same key, so the vjp is this primitive applied to the cotangent with the same attributes.
 struct DropoutAttrs {
   double p = 0.5;

@@ -14,6 +14,7 @@
 #include "prims/elementwise_infer.h"
 #include "prims/erfinv.h"
 #include "prims/random_fill.h"
+#include "prims/random_key.h"
 
 namespace spore::prims {
 
@@ -39,15 +40,16 @@ T below(T x) {  // the largest T smaller than x
   }
 }
 
-void run_uniform(const void* attrs, std::span<const Buffer>, std::span<const Buffer> out, const KernelContext&) {
+void run_uniform(const void* attrs, std::span<const Buffer> in, std::span<const Buffer> out, const KernelContext&) {
   const auto& a = *static_cast<const RandomFillAttrs*>(attrs);
+  const RandomKey k = effective_key(a.seed, a.offset, in, 0);
   visit_dtype(a.dtype, [&](auto tag) {
     using T = decltype(tag);
     if constexpr (std::is_floating_point_v<compute_t<T>>) {
       const double lo = a.p0, hi = a.p1, span = hi - lo;
       const T top = below(T(static_cast<compute_t<T>>(hi)));
       fill_random<T>(out[0], 20, [&](uint64_t i) {
-        const auto w = cpu::philox_element(a.seed, a.offset, i);
+        const auto w = cpu::philox_element(k.seed, k.offset, i);
         // float64 gets 53 random bits; the others 24 (all a float32 mantissa holds).
         const double u = std::is_same_v<T, double> ? cpu::uniform53(w[0], w[1]) : cpu::uniform24(w[0]);
         const T v = T(static_cast<compute_t<T>>(lo + span * u));
@@ -67,13 +69,14 @@ inline double standard_normal(uint64_t seed, uint64_t offset, uint64_t i) {
   return std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586477 * u2);
 }
 
-void run_normal(const void* attrs, std::span<const Buffer>, std::span<const Buffer> out, const KernelContext&) {
+void run_normal(const void* attrs, std::span<const Buffer> in, std::span<const Buffer> out, const KernelContext&) {
   const auto& a = *static_cast<const RandomFillAttrs*>(attrs);
+  const RandomKey k = effective_key(a.seed, a.offset, in, 0);
   visit_dtype(a.dtype, [&](auto tag) {
     using T = decltype(tag);
     if constexpr (std::is_floating_point_v<compute_t<T>>) {
       fill_random<T>(out[0], 40, [&](uint64_t i) {
-        return T(static_cast<compute_t<T>>(a.p0 + a.p1 * standard_normal(a.seed, a.offset, i)));
+        return T(static_cast<compute_t<T>>(a.p0 + a.p1 * standard_normal(k.seed, k.offset, i)));
       });
     } else {
       SPORE_ASSERT(false, "normal of a non-float dtype");
@@ -83,9 +86,10 @@ void run_normal(const void* attrs, std::span<const Buffer>, std::span<const Buff
 
 // Inverse-CDF sampling of N(0,1) on [lo, hi]. Works on the side of 0 where the CDF values are
 // small (flipping the interval when it lies above 0), so far-tail intervals keep their precision.
-void run_truncated_normal(const void* attrs, std::span<const Buffer>, std::span<const Buffer> out,
+void run_truncated_normal(const void* attrs, std::span<const Buffer> in, std::span<const Buffer> out,
                           const KernelContext&) {
   const auto& a = *static_cast<const RandomFillAttrs*>(attrs);
+  const RandomKey k = effective_key(a.seed, a.offset, in, 0);
   double lo = (a.a - a.p0) / a.p1, hi = (a.b - a.p0) / a.p1, sign = 1;
   if (lo > 0) {
     std::swap(lo, hi);
@@ -98,7 +102,7 @@ void run_truncated_normal(const void* attrs, std::span<const Buffer>, std::span<
     using T = decltype(tag);
     if constexpr (std::is_floating_point_v<compute_t<T>>) {
       fill_random<T>(out[0], 60, [&](uint64_t i) {
-        const auto w = cpu::philox_element(a.seed, a.offset, i);
+        const auto w = cpu::philox_element(k.seed, k.offset, i);
         const double p = pa + (pb - pa) * cpu::uniform53(w[0], w[1]);
         const double z = std::fmin(std::fmax(ndtri(p), lo), hi) * sign;
         return T(static_cast<compute_t<T>>(std::fmin(std::fmax(a.p0 + a.p1 * z, a.a), a.b)));
@@ -109,13 +113,14 @@ void run_truncated_normal(const void* attrs, std::span<const Buffer>, std::span<
   });
 }
 
-void run_bernoulli_scalar(const void* attrs, std::span<const Buffer>, std::span<const Buffer> out,
+void run_bernoulli_scalar(const void* attrs, std::span<const Buffer> in, std::span<const Buffer> out,
                           const KernelContext&) {
   const auto& a = *static_cast<const RandomFillAttrs*>(attrs);
+  const RandomKey k = effective_key(a.seed, a.offset, in, 0);
   visit_dtype(a.dtype, [&](auto tag) {
     using T = decltype(tag);
     const T one = T(static_cast<compute_t<T>>(1)), zero = T(static_cast<compute_t<T>>(0));
-    fill_random<T>(out[0], 20, [&](uint64_t i) { return bernoulli_draw(a.seed, a.offset, i, a.p0) ? one : zero; });
+    fill_random<T>(out[0], 20, [&](uint64_t i) { return bernoulli_draw(k.seed, k.offset, i, a.p0) ? one : zero; });
   });
 }
 
@@ -123,19 +128,20 @@ void run_bernoulli_scalar(const void* attrs, std::span<const Buffer>, std::span<
 // distance of the run's output pointer from the start (inputs may have any strides).
 void run_bernoulli(const void* attrs, std::span<const Buffer> in, std::span<const Buffer> out, const KernelContext&) {
   const auto& a = *static_cast<const RandomKeyAttrs*>(attrs);
+  const RandomKey k = effective_key(a.seed, a.offset, in, 1);
   std::atomic<bool> bad{false};
   visit_dtype(out[0].dtype, [&](auto tag) {
     using T = decltype(tag);
     if constexpr (std::is_floating_point_v<compute_t<T>>) {
       T* base = out[0].ptr<T>();
-      cpu::elementwise_loop<1>(in, out[0], [&](const char* const* x, char* y, int64_t n) {
+      cpu::elementwise_loop<1>(in.first(1), out[0], [&](const char* const* x, char* y, int64_t n) {
         const T* p = reinterpret_cast<const T*>(x[0]);
         T* o = reinterpret_cast<T*>(y);
         const uint64_t first = static_cast<uint64_t>(o - base);
         for (int64_t j = 0; j < n; ++j) {
           const double pj = static_cast<double>(static_cast<compute_t<T>>(p[j]));
           if (!(pj >= 0.0 && pj <= 1.0)) bad.store(true, std::memory_order_relaxed);
-          o[j] = T(static_cast<compute_t<T>>(bernoulli_draw(a.seed, a.offset, first + j, pj) ? 1 : 0));
+          o[j] = T(static_cast<compute_t<T>>(bernoulli_draw(k.seed, k.offset, first + j, pj) ? 1 : 0));
         }
       }, 20);
     } else {
@@ -153,12 +159,13 @@ const Primitive& bernoulli_def() {
     spec.name = "bernoulli";
     spec.effect = Effect::Random;
     spec.fusion = FusionClass::Elementwise;
-    spec.num_inputs = 1;
+    spec.num_inputs = -1;  // the probabilities, then in a jit graph the key
     spec.infer = [](const RandomKeyAttrs&, std::span<const TensorType> in, OutTypes& out) {
+      check_key_input("bernoulli", in, 1);
       out.add(in[0].dtype, in[0].shape);
     };
     spec.cost = [](const RandomKeyAttrs&, std::span<const TensorType> in, std::span<const TensorType> out) {
-      return elementwise_cost(in, out, 20);  // one Philox block per element
+      return elementwise_cost(in.first(1), out, 20);  // one Philox block per element
     };
     Primitive& q = define_primitive(spec);
     q.add_kernel({.device = DeviceType::CPU, .name = "cpu", .run = &run_bernoulli});

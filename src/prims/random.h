@@ -2,8 +2,10 @@
 #pragma once
 // Random primitives (Effect::Random). Each is a pure function of its key (seed, offset) and
 // each output element's row-major index i: element i draws Philox block (counter = offset + i,
-// key = seed), see backends/cpu/philox.h. So results never depend on threads or tiling, and a
-// compiled graph that stores the key in the attributes replays exactly what PyNative drew.
+// key = seed), see backends/cpu/philox.h. So results never depend on threads or tiling. The key
+// is in the attributes, or, in a jit graph, comes from one extra last input holding the
+// generator state (prims/random_key.h): then a compiled graph draws on every call what PyNative
+// draws on that call.
 #include <cstdint>
 
 #include "core/primitive.h"
@@ -52,12 +54,12 @@ struct RandIntAttrs {
 /// 53-bit uniform from the element's block). Shared with dropout so its mask is a bernoulli.
 bool bernoulli_draw(uint64_t seed, uint64_t offset, uint64_t i, double p);
 
-const Primitive& uniform_primitive();           // RandomFillAttrs, no inputs
-const Primitive& normal_primitive();            // RandomFillAttrs, no inputs
-const Primitive& truncated_normal_primitive();  // RandomFillAttrs, no inputs
-const Primitive& bernoulli_scalar_primitive();  // RandomFillAttrs (p0 = p), no inputs
+const Primitive& uniform_primitive();           // RandomFillAttrs, no data inputs
+const Primitive& normal_primitive();            // RandomFillAttrs, no data inputs
+const Primitive& truncated_normal_primitive();  // RandomFillAttrs, no data inputs
+const Primitive& bernoulli_scalar_primitive();  // RandomFillAttrs (p0 = p), no data inputs
 const Primitive& bernoulli_primitive();         // RandomKeyAttrs, input: probabilities
-const Primitive& randint_primitive();           // RandIntAttrs, no inputs
-const Primitive& permutation_primitive();       // RandIntAttrs (shape {n}), no inputs
+const Primitive& randint_primitive();           // RandIntAttrs, no data inputs
+const Primitive& permutation_primitive();       // RandIntAttrs (shape {n}), no data inputs
 
 }  // namespace spore::prims

@@ -5,6 +5,7 @@
 
 #include "core/primitive.h"
 #include "prims/elementwise_infer.h"
+#include "prims/random_key.h"
 #include "runtime/parallel.h"
 
 namespace spore::prims::random_detail {
@@ -19,16 +20,22 @@ void fill_random(const Buffer& out, int64_t cost, F&& f) {
   });
 }
 
-/// A no-input Effect::Random primitive whose attributes carry `shape` and `dtype`.
+/// An Effect::Random primitive with no data inputs whose attributes carry `shape` and `dtype`;
+/// in a jit graph it takes the generator's key as its one input (prims/random_key.h).
 template <class Attrs>
 const Primitive& define_fill(const char* name, KernelRunFn run, double flops_per_element) {
   PrimitiveSpec<Attrs> spec;
   spec.name = name;
   spec.effect = Effect::Random;
   spec.fusion = FusionClass::Elementwise;
-  spec.num_inputs = 0;
+  spec.num_inputs = -1;  // none, or the key
   spec.infer = [](const Attrs& a, std::span<const TensorType>, OutTypes& out) { out.add(a.dtype, a.shape); };
   Primitive& p = define_primitive(spec);
+  p.infer = [name](const void* attrs, std::span<const TensorType> in, OutTypes& out) {
+    check_key_input(name, in, 0);
+    const auto& a = *static_cast<const Attrs*>(attrs);
+    out.add(a.dtype, a.shape);
+  };
   p.cost = [flops_per_element](const void* attrs, std::span<const TensorType>, std::span<const TensorType>) {
     const auto& a = *static_cast<const Attrs*>(attrs);
     const double n = cost_numel(a.shape);

@@ -8,6 +8,7 @@
 #include "backends/cpu/philox.h"
 #include "prims/random.h"
 #include "prims/random_fill.h"
+#include "prims/random_key.h"
 
 namespace spore::prims {
 namespace {
@@ -41,27 +42,29 @@ T from_int(int64_t v) {
   else return static_cast<T>(v);
 }
 
-void run_randint(const void* attrs, std::span<const Buffer>, std::span<const Buffer> out, const KernelContext&) {
+void run_randint(const void* attrs, std::span<const Buffer> in, std::span<const Buffer> out, const KernelContext&) {
   const auto& a = *static_cast<const RandIntAttrs*>(attrs);
+  const RandomKey k = effective_key(a.seed, a.offset, in, 0);
   // high - low computed unsigned: the range of [INT64_MIN, INT64_MAX) does not fit in int64.
   const uint64_t range = static_cast<uint64_t>(a.high) - static_cast<uint64_t>(a.low);
   visit_dtype(a.dtype, [&](auto tag) {
     using T = decltype(tag);
     fill_random<T>(out[0], 20, [&](uint64_t i) {
-      return from_int<T>(static_cast<int64_t>(static_cast<uint64_t>(a.low) + bounded(a.seed, a.offset, i, range)));
+      return from_int<T>(static_cast<int64_t>(static_cast<uint64_t>(a.low) + bounded(k.seed, k.offset, i, range)));
     });
   });
 }
 
 // Sorting by random 64-bit keys (ties broken by index) gives a uniform permutation up to the
 // negligible chance of a tie, and one fixed result whatever the thread count.
-void run_permutation(const void* attrs, std::span<const Buffer>, std::span<const Buffer> out, const KernelContext&) {
+void run_permutation(const void* attrs, std::span<const Buffer> in, std::span<const Buffer> out, const KernelContext&) {
   const auto& a = *static_cast<const RandIntAttrs*>(attrs);
+  const RandomKey k = effective_key(a.seed, a.offset, in, 0);
   const int64_t n = out[0].numel();
   std::vector<std::pair<uint64_t, int64_t>> keys(static_cast<size_t>(n));
   runtime::parallel_for(n, runtime::kParallelGrain / 20, [&](int64_t b, int64_t e) {
     for (int64_t i = b; i < e; ++i) {
-      const auto w = cpu::philox_element(a.seed, a.offset, static_cast<uint64_t>(i));
+      const auto w = cpu::philox_element(k.seed, k.offset, static_cast<uint64_t>(i));
       keys[static_cast<size_t>(i)] = {cpu::bits64(w[0], w[1]), i};
     }
   });

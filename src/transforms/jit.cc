@@ -4,12 +4,14 @@
 #include <cstdlib>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <sstream>
 #include <memory>
 #include <vector>
 
 #include "autodiff/frames.h"
 #include "ir/printer.h"
+#include "prims/random_key.h"
 #include "runtime/dispatch.h"
 #include "spore/guard.h"
 #include "spore/jit.h"
@@ -90,10 +92,19 @@ std::string signature(const std::vector<TensorTree>& args) {
   return os.str();
 }
 
+// How a call of a graph uses and moves the CPU generator (see SymbolicTrace::functionalize_random).
+struct RandomUse {
+  int key_capture = -1;  // position in `captured` of the [seed, base offset] input; -1: none
+  uint64_t advance = 0;  // a call advances the generator's offset by this much (a static amount)
+  bool fixed = false;    // the function reseeds it: a call leaves it in the state `end`
+  RandomKey end;
+};
+
 struct Traced {
   ir::GraphPtr graph;
   std::vector<Tensor> captured;
   TensorTree out_structure;
+  RandomUse random;
   // Lowered on the first call (both guarded by Impl::mu).
   mutable std::shared_ptr<const runtime::Plan> plan;
   mutable bool interpret_only = false;  // the lowering failed: the interpreter runs it
@@ -163,7 +174,7 @@ TensorTree JitCore::call(const autodiff::TreeFn& f, const std::vector<TensorTree
   if (!autodiff::active_frames().empty()) return f(args);
   const std::string key = signature(args);
   std::shared_ptr<const Traced> traced;  // kept alive for this call
-  bool random = false;                   // an uncached graph of a random function
+  std::optional<RandomKey> call_key;     // the generator state this call draws from
   bool signature_seen = false;
   {
     std::lock_guard<std::mutex> lock(impl_->mu);
@@ -191,6 +202,9 @@ TensorTree JitCore::call(const autodiff::TreeFn& f, const std::vector<TensorTree
     }
     SymbolicTrace trace(impl_->name);
     trace.allow_state();
+    // The generator state becomes a graph input: the trace logs the keys the function draws.
+    prims::DrawLog draws;
+    trace.functionalize_random(&draws);
     std::vector<TensorTree> sargs;
     TensorTree out;
     Traced t;
@@ -215,24 +229,25 @@ TensorTree JitCore::call(const autodiff::TreeFn& f, const std::vector<TensorTree
     if (GraphOptimizer opt = graph_optimizer()) t.graph = opt(t.graph);  // the pass pipeline
     t.captured = trace.captured();
     t.out_structure = out;
+    // Tracing drew from the generator exactly as PyNative would on this call (and left it where
+    // PyNative would), so this call runs with the state the function saw; later calls take
+    // theirs from the generator and advance it by the same static amount.
+    t.random.key_capture = trace.random_key_capture();
+    t.random.advance = draws.advance();
+    t.random.fixed = draws.state_is_fixed();
+    if (t.random.fixed) t.random.end = {default_generator(kCPU).seed(), default_generator(kCPU).offset()};
+    call_key = RandomKey{draws.seed(), draws.base()};
+    if (log_jit() && trace.has_random())
+      std::fprintf(stderr, "[jit] %s draws random numbers: the generator state is a graph input, a call advances it by %llu%s\n",
+                   impl_->name.c_str(), static_cast<unsigned long long>(t.random.advance),
+                   t.random.fixed ? " (it reseeds the generator: its draws after manual_seed are constants)" : "");
     std::lock_guard<std::mutex> lock(impl_->mu);
     ++impl_->traces;
     g_traces.fetch_add(1);
-    if (trace.has_random()) {
-      // Random ops took their keys from the generator while tracing, exactly as PyNative would
-      // on this call, and the keys sit in their attributes: a cached graph would replay the
-      // same numbers on every call. Until the generator state is a graph input (graph-mode
-      // issue), such a function is traced on every call, so it draws what PyNative draws.
-      if (log_jit()) std::fprintf(stderr, "[jit] %s draws random numbers: traced again on every call\n", impl_->name.c_str());
-      impl_->cache.erase(key);
-      traced = std::make_shared<const Traced>(std::move(t));
-      random = true;
-    } else {
-      auto& graphs = impl_->cache[key];
-      if (graphs.size() >= kMaxGraphsPerSignature) graphs.erase(graphs.begin());
-      traced = std::make_shared<const Traced>(std::move(t));
-      graphs.push_back(traced);
-    }
+    auto& graphs = impl_->cache[key];
+    if (graphs.size() >= kMaxGraphsPerSignature) graphs.erase(graphs.begin());
+    traced = std::make_shared<const Traced>(std::move(t));
+    graphs.push_back(traced);
   }
   {
     std::lock_guard<std::mutex> lock(impl_->mu);
@@ -242,12 +257,24 @@ TensorTree JitCore::call(const autodiff::TreeFn& f, const std::vector<TensorTree
   std::vector<Tensor> inputs;
   for (const TensorTree& a : args)
     for (const Tensor& l : a.leaves()) inputs.push_back(l);
+  const size_t n_args = inputs.size();
   for (const Tensor& c : traced->captured) inputs.push_back(c);
-  // A graph of a random function is traced again on every call: lowering it each time would
-  // cost more than it saves, so it is interpreted.
+  // The generator: read (and move) its state as one PyNative run of the function would.
+  const RandomUse& ru = traced->random;
+  if (!call_key) {
+    Generator& gen = default_generator(kCPU);
+    if (ru.fixed) {
+      call_key = RandomKey{gen.seed(), gen.offset()};
+      gen.set_state(ru.end.seed, ru.end.offset);
+    } else if (ru.advance > 0 || ru.key_capture >= 0) {
+      call_key = gen.next(static_cast<int64_t>(ru.advance));  // a multiple of 4: advances by exactly that
+    }
+  }
+  if (ru.key_capture >= 0)
+    inputs[n_args + static_cast<size_t>(ru.key_capture)] = ops::from_vector(
+        std::vector<int64_t>{static_cast<int64_t>(call_key->seed), static_cast<int64_t>(call_key->offset)}, {2});
   std::shared_ptr<const runtime::Plan> plan;
-  std::string why_interpreted =
-      random ? "draws random numbers (traced again on every call)" : plans_disabled_reason();
+  std::string why_interpreted = plans_disabled_reason();
   if (why_interpreted.empty()) {
     bool cpu = true;
     for (const Tensor& t : inputs) cpu = cpu && t.device() == kCPU;

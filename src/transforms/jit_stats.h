@@ -17,7 +17,7 @@ struct JitRunStats {
 JitRunStats jit_run_stats();
 
 /// Why the latest interpreted jit call did not run a plan ("" before any): e.g. "SPORE_OPT_LEVEL=0",
-/// "draws random numbers", or "lowering failed: <the lowering's error>".
+/// "SPORE_EXECUTOR=interpreter", or "lowering failed: <the lowering's error>".
 std::string last_interpreted_reason();
 
 }  // namespace spore::transforms

@@ -3,6 +3,7 @@
 
 #include "runtime/dispatch.h"
 #include "spore/error.h"
+#include "spore/ops/creation.h"
 #include "transforms/control_flow.h"
 #include "transforms/ir_bridge.h"
 
@@ -69,15 +70,40 @@ ir::ValueRef SymbolicTrace::value_of(const Tensor& t) {
   return captured_values_.back();
 }
 
+void SymbolicTrace::functionalize_random(const prims::DrawLog* log) {
+  log_ = log;
+  key_placeholder_ = ops::zeros({2}, {DType::Int64});  // made here: inside the trace it would be traced
+}
+
+ir::ValueRef SymbolicTrace::random_key_value() {
+  if (key_capture_ < 0) {
+    // The placeholder is bound like a captured tensor; the role says it is state (the generator's).
+    const ir::ValueRef v = value_of(key_placeholder_);
+    b_.set_role(v.index, ir::Role::Buffer);
+    key_capture_ = static_cast<int>(captured_.size()) - 1;
+  }
+  return captured_values_[static_cast<size_t>(key_capture_)];
+}
+
 void SymbolicTrace::build(const Primitive& p, const void* attrs, std::span<const Tensor> in,
                           std::span<const TensorType> types, std::span<Tensor> out) {
   has_random_ |= p.effect == Effect::Random;
   std::vector<ir::ValueRef> ins;
-  ins.reserve(in.size());
+  ins.reserve(in.size() + 1);
   for (const Tensor& t : in) {
     ins.push_back(value_of(t));
     check_not_stale(ins.back(), p.name);
   }
+  std::shared_ptr<const void> node_attrs;
+  // A key drawn from the generator while tracing: base (a graph input) + this op's delta. The
+  // vjp of dropout calls the primitive again with the forward's key, so it gets the same delta.
+  if (log_ != nullptr && p.effect == Effect::Random && prims::random_data_inputs(p) == static_cast<int>(in.size())) {
+    if (auto delta = log_->delta_of(prims::key_in_attrs(p, attrs))) {
+      node_attrs = prims::with_key_in_attrs(p, attrs, RandomKey{0, *delta});
+      ins.push_back(random_key_value());
+    }
+  }
+  if (node_attrs == nullptr) node_attrs = p.attrs.clone(attrs);
   std::vector<ir::Type> outs;
   for (const TensorType& t : types) outs.push_back(to_ir(t));
   std::pair<int32_t, int32_t> root{};
@@ -85,7 +111,7 @@ void SymbolicTrace::build(const Primitive& p, const void* attrs, std::span<const
     root = {ins[0].node, ins[0].index};
     if (auto it = view_root_.find(root); it != view_root_.end()) root = it->second;
   }
-  auto vals = b_.add(p.name, p.attrs.clone(attrs), std::move(ins), std::move(outs), {}, subgraphs_of(p, attrs));
+  auto vals = b_.add(p.name, std::move(node_attrs), std::move(ins), std::move(outs), {}, subgraphs_of(p, attrs));
   for (size_t i = 0; i < types.size(); ++i) {
     out[i] = symbolic_tensor(types[i], vals[i]);
     if (p.view != nullptr) {

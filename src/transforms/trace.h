@@ -12,6 +12,7 @@
 
 #include "autodiff/frames.h"
 #include "ir/builder.h"
+#include "prims/random_key.h"
 
 namespace spore::transforms {
 
@@ -36,9 +37,18 @@ class SymbolicTrace final : public autodiff::Frame {
   /// Tensors captured from outside, in the order of their graph inputs (after the data inputs).
   const std::vector<Tensor>& captured() const { return captured_; }
   size_t num_data_inputs() const { return num_data_; }
-  /// True when a random primitive was recorded (its key was drawn from the generator at trace
-  /// time and sits in its attributes).
+  /// True when a random primitive was recorded.
   bool has_random() const { return has_random_; }
+  /// Makes the generator state a graph input (jit): a random op whose key the traced function
+  /// drew from the CPU generator (per `log`, open while the function runs) takes its key from
+  /// an int64 input [seed, base offset] and keeps only its fixed delta from the base in its
+  /// attributes, so the graph draws on every call what PyNative would. Keys given explicitly or
+  /// drawn after a reseed inside the function stay constants in the attributes.
+  /// Call before the traced function runs.
+  void functionalize_random(const prims::DrawLog* log);
+  /// The position in captured() of the generator-state input, or -1 when no op took its key
+  /// from it. Its value in captured() is a placeholder: the caller passes the current state.
+  int random_key_capture() const { return key_capture_; }
 
   void record(int, const Primitive&, const void*, std::span<const Tensor>, std::span<const Tensor>) override {}
   void build(const Primitive& p, const void* attrs, std::span<const Tensor> in,
@@ -60,6 +70,11 @@ class SymbolicTrace final : public autodiff::Frame {
   bool data_done_ = false;
   bool closed_ = false;
   bool has_random_ = false;
+  const prims::DrawLog* log_ = nullptr;
+  Tensor key_placeholder_;
+  int key_capture_ = -1;
+  /// The generator-state input (created on first use).
+  ir::ValueRef random_key_value();
   bool allow_state_ = false;
   std::map<int32_t, ir::ValueRef> writes_;           // graph input -> its latest value
   std::map<const void*, int32_t> written_inputs_;    // tensor written -> the graph input it was

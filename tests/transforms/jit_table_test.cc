@@ -71,7 +71,8 @@ std::vector<Row> extra_rows() {
   add("fill", [](V x) { return x[0] + full({3, 4}, 2.5, {DType::Float64}); }, {a});
   add("arange", [](V x) { return x[0] * arange(0.0, 4.0, 1.0, {DType::Float64}); }, {a});
   add("linspace", [](V x) { return x[0] + linspace(-1.0, 1.0, 4, {DType::Float64}); }, {a});
-  // Random draws: the seed is set inside, so eager and traced runs take the same key.
+  // Random draws: the seed is set inside, so eager and traced runs take the same key (in the
+  // graph, draws after a manual_seed inside the function are constants).
   auto seeded = [](uint64_t s, Fn f) { return [s, f](V x) { manual_seed(s); return f(x); }; };
   add("uniform", seeded(1, [](V x) { return x[0] + uniform({3, 4}, -1, 1, {DType::Float64}); }), {a});
   add("normal", seeded(2, [](V x) { return x[0] * normal({3, 4}, 0, 1, {DType::Float64}); }), {a});
@@ -92,18 +93,8 @@ std::vector<Row> all_rows() {
 // Rows run by the interpreter on purpose, by primitive (the name before '/'), with the reason;
 // every other jit call must run a lowered plan.
 const std::map<std::string, std::string>& documented_interpreted() {
-  static const std::map<std::string, std::string> m = {
-      {"bernoulli", "draws random numbers: traced again on every call, so interpreted (jit.cc)"},
-      {"uniform", "draws random numbers"},
-      {"normal", "draws random numbers"},
-      {"truncated_normal", "draws random numbers"},
-      {"bernoulli_scalar", "draws random numbers"},
-      {"randint", "draws random numbers"},
-      {"permutation", "draws random numbers"},
-      // A random primitive with its key fixed in the attributes still marks the trace random
-      // (trace.cc: any Effect::Random node), so the graph is traced and interpreted per call.
-      {"dropout", "a random primitive (fixed key): traced again on every call, so interpreted"},
-  };
+  // Empty: random primitives too run as plans (the generator state is a graph input).
+  static const std::map<std::string, std::string> m = {};
   return m;
 }
 

@@ -2,6 +2,7 @@
 // The vmap rule registry, the loop fallback and the helpers rules share.
 #include <mutex>
 
+#include "prims/random_key.h"
 #include "spore/error.h"
 #include "transforms/control_flow.h"
 #include "transforms/vmap_rules/vmap_rules.h"
@@ -50,7 +51,8 @@ void vmap_by_loop(const Primitive& p, const void* attrs, std::span<const Tensor>
 }
 
 namespace {
-bool has_inputs(const Primitive& p) { return p.num_inputs != 0; }
+// Random fills take no data inputs; in a jit graph they take the generator key, never batched.
+bool has_inputs(const Primitive& p) { return p.num_inputs != 0 && prims::random_data_inputs(p) != 0; }
 }  // namespace
 
 std::vector<std::string> primitives_using_loop() {
