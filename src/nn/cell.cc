@@ -54,15 +54,29 @@ void Cell::walk(const std::string& prefix, bool buffers, Fn&& fn) const {
   for (const auto& [n, c] : children_) c->walk(prefix + n + ".", buffers, fn);
 }
 
+namespace {
+// Tied parameters: one tensor (the same handle) in several slots counts once, as in PyTorch.
+struct Seen {
+  std::set<const void*> impls;
+  bool first(const Tensor& t) { return impls.insert(t.impl()).second; }
+};
+}  // namespace
+
 std::vector<std::pair<std::string, Tensor>> Cell::named_parameters() const {
   std::vector<std::pair<std::string, Tensor>> out;
-  walk("", false, [&](const std::string& n, Tensor* t) { out.emplace_back(n, *t); });
+  Seen seen;
+  walk("", false, [&](const std::string& n, Tensor* t) {
+    if (seen.first(*t)) out.emplace_back(n, *t);
+  });
   return out;
 }
 
 std::vector<Tensor> Cell::parameters() const {
   std::vector<Tensor> out;
-  walk("", false, [&](const std::string&, Tensor* t) { out.push_back(*t); });
+  Seen seen;
+  walk("", false, [&](const std::string&, Tensor* t) {
+    if (seen.first(*t)) out.push_back(*t);
+  });
   return out;
 }
 
@@ -74,9 +88,12 @@ std::vector<std::pair<std::string, Tensor>> Cell::named_buffers() const {
 
 std::vector<std::pair<std::string, Cell*>> Cell::named_cells() const { return children_; }
 
-std::vector<std::pair<std::string, Tensor*>> Cell::parameter_slots() {
+std::vector<std::pair<std::string, Tensor*>> Cell::parameter_slots(bool include_tied) {
   std::vector<std::pair<std::string, Tensor*>> out;
-  walk("", false, [&](const std::string& n, Tensor* t) { out.emplace_back(n, t); });
+  Seen seen;
+  walk("", false, [&](const std::string& n, Tensor* t) {
+    if (seen.first(*t) || include_tied) out.emplace_back(n, t);
+  });
   return out;
 }
 
@@ -197,11 +214,13 @@ ParameterSwap::ParameterSwap(Cell& cell, const TensorTree& params) {
     for (const auto& p : problems) os << "\n  " << p;
     throw Error(os.str());
   }
-  saved_.reserve(slots.size());
-  for (const auto& [name, slot] : slots) {
-    saved_.emplace_back(slot, *slot);
-    *slot = params[name].tensor();
-  }
+  // Every slot, tied ones included, takes the entry of the first slot holding its tensor.
+  auto all = cell.parameter_slots(/*include_tied=*/true);
+  std::map<const void*, std::string> first_name;
+  for (const auto& [name, slot] : slots) first_name.emplace(slot->impl(), name);
+  saved_.reserve(all.size());
+  for (const auto& [name, slot] : all) saved_.emplace_back(slot, *slot);
+  for (const auto& [name, slot] : all) *slot = params[first_name.at(slot->impl())].tensor();
 }
 
 ParameterSwap::~ParameterSwap() {

@@ -31,14 +31,18 @@ class Cell {
   /// Registers a child owned by the subclass.
   void register_cell(std::string name, Cell* child);
 
-  /// Every parameter of this cell and its descendants, depth first, with dotted names.
+  /// Every parameter of this cell and its descendants, depth first, with dotted names (a tied
+  /// tensor once).
   std::vector<std::pair<std::string, Tensor>> named_parameters() const;
   std::vector<Tensor> parameters() const;
   std::vector<std::pair<std::string, Tensor>> named_buffers() const;
   /// Direct children, in registration order.
   std::vector<std::pair<std::string, Cell*>> named_cells() const;
   /// The slots behind named_parameters()/named_buffers(): writing through them replaces the tensor.
-  std::vector<std::pair<std::string, Tensor*>> parameter_slots();
+  /// A tensor held by several slots (tied weights, a shared sub-cell) is listed once, under its
+  /// first name, in named_parameters(), parameters() and state_dict(), as in PyTorch; with
+  /// `include_tied` every slot is listed (functional_call fills them all from that one entry).
+  std::vector<std::pair<std::string, Tensor*>> parameter_slots(bool include_tied = false);
   std::vector<std::pair<std::string, Tensor*>> buffer_slots();
 
   /// Training mode for this cell and every descendant (Dropout, BatchNorm read it).
