@@ -33,14 +33,4 @@ std::unique_ptr<nn::SequentialCell> lenet5(int64_t num_classes, int64_t in_chann
       std::make_unique<nn::Dense>(84, num_classes));
 }
 
-std::vector<std::string> model_names() { return {"mlp", "lenet"}; }
-
-std::unique_ptr<nn::UnaryCell> create(const std::string& name, int64_t num_classes, int64_t in_channels) {
-  if (name == "mlp") return mlp({in_channels * 28 * 28, 512, 256, num_classes});
-  if (name == "lenet" || name == "lenet5") return lenet5(num_classes, in_channels);
-  std::string known;
-  for (const auto& n : model_names()) known += (known.empty() ? "" : ", ") + n;
-  throw Error("[models::create] unknown model '" + name + "'; known: " + known);
-}
-
 }  // namespace spore::models

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "spore/models/zoo.h"  // create() and model_names(), declared here before the zoo grew
 #include "spore/nn/containers.h"
 
 namespace spore::models {
@@ -17,11 +18,5 @@ std::unique_ptr<nn::SequentialCell> mlp(const std::vector<int64_t>& sizes);
 /// LeNet-5 for 28x28 inputs (MNIST / Fashion-MNIST), with ReLU and max pooling:
 /// conv 5x5 (pad 2) -> 6, pool, conv 5x5 -> 16, pool, dense 400-120-84-classes.
 std::unique_ptr<nn::SequentialCell> lenet5(int64_t num_classes = 10, int64_t in_channels = 1);
-
-/// A zoo model by name ("mlp", "lenet"/"lenet5") for `in_channels` x 28 x 28 inputs; an unknown
-/// name lists the known ones.
-std::unique_ptr<nn::UnaryCell> create(const std::string& name, int64_t num_classes = 10, int64_t in_channels = 1);
-/// The names create() knows.
-std::vector<std::string> model_names();
 
 }  // namespace spore::models
