@@ -15,7 +15,7 @@ namespace {
 const char* kUsage =
     "usage: spore <command> [flags]\n"
     "commands:\n"
-    "  train     train a model (mlp, lenet) on Fashion-MNIST or an IDX directory\n"
+    "  train     train a zoo model (mlp, lenet, resnet18, ...) on Fashion-MNIST or an IDX directory\n"
     "  eval      evaluate a checkpoint on the test set\n"
     "  predict   classify test images or a .npy batch with a checkpoint\n"
     "`spore <command> --help` lists a command's flags.\n";

@@ -107,7 +107,7 @@ std::string json_double(double v) {
 int train_command(const std::vector<std::string>& args) {
   auto specs = data_flags();
   specs.insert(specs.begin(),
-               {{"model", true, "mlp or lenet", "lenet"},
+               {{"model", true, "a zoo model: mlp, lenet, resnet18, resnet34, resnet50, mobilenet_v2, vit_tiny", "lenet"},
                 {"epochs", true, "epochs to train", "3"},
                 {"lr", true, "learning rate", "0.001"},
                 {"optimizer", true, "sgd, adam, adamw, rmsprop, adagrad or lamb", "adam"},
