@@ -153,6 +153,13 @@ void EarlyStopping::on_epoch_end(RunContext& c) {
   }
 }
 
+void LROnPlateau::on_epoch_end(RunContext& c) {
+  const double v = monitored_value(c, monitor_);
+  SPORE_CHECK(!std::isnan(v), "[LROnPlateau] monitors '", monitor_,
+              "', which fit does not report; use a metric name such as loss or accuracy");
+  schedule_.step(v);
+}
+
 MetricsLog::MetricsLog(std::string dir) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);

@@ -249,6 +249,23 @@ TEST(Model, CheckpointAtAnEpochBoundary) {
   fs::remove_all(dir);
 }
 
+TEST(Model, LROnPlateauLowersTheRate) {
+  auto [x, y] = toy_data(64, 4);
+  manual_seed(5);
+  TinyNet net;
+  optim::SGD opt(net.parameters(), {.lr = 0.1});
+  Model model(net, ce, opt);
+  TensorBatches data(x, y, 32);
+  // The accuracy cannot exceed 1.0 + 10 (threshold): never an improvement after the first epoch.
+  optim::ReduceLROnPlateau plateau(opt, {.maximize = true, .factor = 0.5, .patience = 0, .threshold = 10,
+                                         .relative_threshold = false});
+  LROnPlateau cb(plateau, "accuracy");
+  model.fit(3, data, {&cb});
+  EXPECT_DOUBLE_EQ(opt.lr(), 0.1 * 0.5 * 0.5);
+  LROnPlateau bad(plateau, "f1");
+  EXPECT_ERROR(model.fit(4, data, {&bad}), "monitors 'f1'");
+}
+
 TEST(Model, Errors) {
   TinyNet net, other;
   optim::SGD opt(other.parameters());

@@ -9,6 +9,7 @@
 #include <map>
 #include <string>
 
+#include "spore/optim/lr_schedule.h"
 #include "spore/train/checkpoint.h"
 
 namespace spore::train {
@@ -134,6 +135,20 @@ class EpochHook : public Callback {
 
  private:
   std::function<void(RunContext&)> fn_;
+};
+
+/// Reduces the learning rate when `monitor` stops improving (MindSpore's ReduceLROnPlateau
+/// callback): feeds the epoch's value to `schedule` at the end of each epoch. The rate is the
+/// optimizer's tensor, so a compiled step sees the change without retracing.
+class LROnPlateau : public Callback {
+ public:
+  LROnPlateau(optim::ReduceLROnPlateau& schedule, std::string monitor = "loss")
+      : schedule_(schedule), monitor_(std::move(monitor)) {}
+  void on_epoch_end(RunContext& c) override;
+
+ private:
+  optim::ReduceLROnPlateau& schedule_;
+  std::string monitor_;
 };
 
 /// Looks up a monitored value: eval_metrics first, then train_metrics; NaN when absent.
