@@ -67,9 +67,17 @@ Tensor nll_loss(const Tensor& log_probs, const Tensor& target, const Tensor& wei
 
 Tensor binary_cross_entropy(const Tensor& input, const Tensor& target, const Tensor& weight, Reduction r) {
   check_pair(input, target, "binary_cross_entropy");
-  // PyTorch clamps each log at -100 so a probability of exactly 0 or 1 gives a finite loss.
-  const Tensor log_p = ops::maximum(ops::log(input), ops::full_like(input, -100.0));
-  const Tensor log_q = ops::maximum(ops::log1p(-input), ops::full_like(input, -100.0));
+  // PyTorch clamps each log at -100 so a probability of exactly 0 or 1 gives a finite loss. The
+  // log is taken of a safe value where it would be clamped anyway, so the gradient there is 0
+  // rather than 0 * inf = NaN (PyTorch's own backward divides by max(p (1 - p), 1e-12) instead).
+  auto clamped_log = [](const Tensor& v) {
+    const Tensor tiny = ops::full_like(v, 1e-38);
+    const Tensor keep = ops::greater(v, tiny);
+    const Tensor safe = ops::where(keep, v, ops::ones_like(v));
+    return ops::where(keep, ops::maximum(ops::log(safe), ops::full_like(v, -100.0)), ops::full_like(v, -100.0));
+  };
+  const Tensor log_p = clamped_log(input);
+  const Tensor log_q = clamped_log(1.0 - input);
   Tensor l = -(target * log_p + (1.0 - target) * log_q);
   if (weight.defined()) l = l * weight;
   return reduce(l, r, "binary_cross_entropy");

@@ -59,3 +59,20 @@ TEST(Loss, ClearErrors) {
 
 }  // namespace
 }  // namespace spore::nn
+
+namespace spore::nn {
+namespace {
+
+// At p = 0 or 1 the loss is PyTorch's clamped -100 per term and the gradient stays finite.
+TEST(NnLossEdges, BceAtZeroAndOneHasFiniteGradients) {
+  Tensor p = ops::from_vector<float>({0.0f, 1.0f, 0.5f, 1.0f});
+  Tensor y = ops::from_vector<float>({1.0f, 0.0f, 1.0f, 1.0f});
+  Tensor loss = binary_cross_entropy(p, y, {}, Reduction::Sum);
+  EXPECT_NEAR(loss.item<float>(), 100.0f + 100.0f + std::log(2.0f) + 0.0f, 1e-4);
+  Tensor g = grad([&](const Tensor& q) { return binary_cross_entropy(q, y, {}, Reduction::Sum); })(p);
+  for (float v : g.to_vector<float>()) EXPECT_TRUE(std::isfinite(v)) << v;
+  EXPECT_NEAR(g.to_vector<float>()[2], -2.0f, 1e-5);  // d/dp -log(p) at 0.5
+}
+
+}  // namespace
+}  // namespace spore::nn
