@@ -90,6 +90,35 @@ void run_gather(const void* attrs, std::span<const Buffer> in, std::span<const B
                       in[0].shape[axis]);
 }
 
+// The common case (max pooling's backward): everything contiguous, idx and src of one shape that
+// matches the output but along the last axis, which the indices address. Same order and same
+// sums as the general loop, without its per-element coordinate arithmetic.
+template <class T>
+bool scatter_rows(const ScatterAttrs& a, const Buffer& idx, const Buffer& src, const Buffer& o, const T* sp, T* op) {
+  const int nd = idx.ndim;
+  if (nd == 0 || a.axis != nd - 1 || !idx.contiguous() || !src.contiguous() || !o.contiguous() || src.ndim != nd)
+    return false;
+  for (int d = 0; d < nd; ++d)
+    if (src.shape[d] != idx.shape[d] || (d != nd - 1 && o.shape[d] != idx.shape[d])) return false;
+  const int64_t inner = idx.shape[nd - 1], size = o.shape[nd - 1], rows = inner > 0 ? idx.numel() / inner : 0;
+  const int64_t* ip = static_cast<const int64_t*>(idx.data);
+  for (int64_t r = 0; r < rows; ++r) {
+    T* orow = op + r * size;
+    for (int64_t j = r * inner, e = j + inner; j < e; ++j) {
+      const int64_t k = ip[j];
+      if (k < 0 || k >= size) [[unlikely]]
+        throw_index_error(a.add ? "scatter_add" : "scatter", k, nd - 1, size);
+      T& dst = orow[k];
+      if (!a.add) dst = sp[j];
+      else if constexpr (std::is_same_v<T, bool>) dst = dst || sp[j];
+      else if constexpr (std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>)
+        dst = T(static_cast<float>(dst) + static_cast<float>(sp[j]));
+      else dst = static_cast<T>(dst + sp[j]);
+    }
+  }
+  return true;
+}
+
 template <class T>
 void scatter_typed(const ScatterAttrs& a, const Buffer& x, const Buffer& idx, const Buffer& src, const Buffer& o) {
   table_copy(x.data, o.data, o.strides, o.shape, o.ndim, sizeof(T), identity_tables(x), nullptr);
@@ -100,6 +129,7 @@ void scatter_typed(const ScatterAttrs& a, const Buffer& x, const Buffer& idx, co
   T* op = static_cast<T*>(o.data);
   // Serial on purpose: duplicate indices then resolve in one fixed order (PyTorch leaves
   // duplicates unspecified for scatter; scatter_add sums in index order).
+  if (scatter_rows(a, idx, src, o, sp, op)) return;
   std::vector<int64_t> c(static_cast<size_t>(nd), 0);
   for (int64_t i = 0; i < n; ++i) {
     int64_t ioff = 0, soff = 0, ooff = 0;

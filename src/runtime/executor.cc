@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "runtime/plan.h"
+#include "runtime/profile.h"
 #include "spore/ops.h"
 #include "spore/threading.h"
 
@@ -264,11 +265,14 @@ std::vector<Tensor> run(const Plan& plan, std::span<const Tensor> inputs) {
     ~Return() { pool.give(std::move(w)); }
   } give_back{*plan.pool, w};
   bind_slots(plan, *w, inputs);
+  const bool profiled = profile::plan_enabled();
   for (size_t k = 0; k < plan.steps.size(); ++k) {
     const Step& st = plan.steps[k];
+    const int64_t t0 = profiled ? profile::now_ns() : 0;
     if (st.prim->eager != nullptr) run_control_flow(plan, st, *w);
     else if (st.prim->view != nullptr) run_view_copy(plan, st, *w);
     else run_kernel(plan, st, k, *w);
+    if (profiled) profile::record_step(plan, k, profile::now_ns() - t0);
   }
   std::vector<Tensor> out;
   out.reserve(plan.outputs.size());
