@@ -103,6 +103,21 @@ std::vector<std::pair<std::string, Tensor*>> Cell::buffer_slots() {
   return out;
 }
 
+void Cell::to_empty(Device device) {
+  SPORE_CHECK(device.type != DeviceType::Meta, "[", type_name_, ".to_empty] the target must be a real device");
+  std::map<const void*, Tensor> done;  // tied slots get the same new tensor
+  auto fill = [&](std::vector<std::pair<std::string, Tensor*>> slots) {
+    for (auto& [n, t] : slots) {
+      if (t->device().type != DeviceType::Meta) continue;
+      auto it = done.find(t->impl());
+      if (it == done.end()) it = done.emplace(t->impl(), ops::zeros(t->shape(), {t->dtype(), device})).first;
+      *t = it->second;
+    }
+  };
+  fill(parameter_slots(/*include_tied=*/true));
+  fill(buffer_slots());
+}
+
 void Cell::train(bool on) {
   training_.set(on);
   for (auto& [n, c] : children_) c->train(on);

@@ -35,23 +35,32 @@ int64_t fan(const Shape& shape, FanMode mode) {
   SPORE_CHECK(f > 0, "[nn.init] kaiming init of shape ", shape_str(shape), " has a zero fan; nothing to scale by");
   return f;
 }
+thread_local Device t_device = kCPU;
 ops::TensorOptions opts(DType dtype) {
   SPORE_CHECK(is_floating(dtype), "[nn.init] initializers make floating tensors, got ", dtype_name(dtype));
-  return {dtype, kCPU};
+  return {dtype, t_device};
 }
+bool on_meta() { return t_device.type == DeviceType::Meta; }
 }  // namespace
+
+DeviceScope::DeviceScope(Device device) : previous_(t_device) { t_device = device; }
+DeviceScope::~DeviceScope() { t_device = previous_; }
+Device current_device() { return t_device; }
 
 Tensor zeros(const Shape& shape, DType dtype) { return ops::zeros(shape, opts(dtype)); }
 Tensor ones(const Shape& shape, DType dtype) { return ops::ones(shape, opts(dtype)); }
 Tensor constant(const Shape& shape, double value, DType dtype) { return ops::full(shape, value, opts(dtype)); }
 Tensor uniform(const Shape& shape, double low, double high, DType dtype) {
+  if (on_meta()) return ops::empty(shape, opts(dtype));  // shapes only: no draw moves the generator
   return ops::uniform(shape, low, high, opts(dtype));
 }
 Tensor normal(const Shape& shape, double mean, double std, DType dtype) {
+  if (on_meta()) return ops::empty(shape, opts(dtype));
   return ops::normal(shape, mean, std, opts(dtype));
 }
 Tensor trunc_normal(const Shape& shape, double mean, double std, double a, double b, DType dtype) {
   SPORE_CHECK(std > 0 && a < b, "[nn.init.trunc_normal] needs std > 0 and a < b, got std ", std, ", [", a, ", ", b, "]");
+  if (on_meta()) return ops::empty(shape, opts(dtype));
   return ops::truncated_normal(shape, mean, std, a, b, opts(dtype));
 }
 Tensor xavier_uniform(const Shape& shape, double gain, DType dtype) {

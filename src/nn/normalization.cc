@@ -26,7 +26,7 @@ BatchNorm::BatchNorm(const char* name, int64_t num_features, double eps, double 
   if (track_) {
     running_mean = init::zeros({num_features});
     running_var = init::ones({num_features});
-    num_batches_tracked = ops::zeros({}, {DType::Int64});
+    num_batches_tracked = ops::zeros({}, {DType::Int64, init::current_device()});
     register_buffer("running_mean", &running_mean);
     register_buffer("running_var", &running_var);
     register_buffer("num_batches_tracked", &num_batches_tracked);

@@ -59,6 +59,9 @@ class Cell {
   void load_state_dict(const std::vector<std::pair<std::string, Tensor>>& sd, bool strict = true);
   /// Converts every floating parameter and buffer to `dtype` (integer buffers are kept).
   void to(DType dtype);
+  /// Gives every parameter and buffer built on the meta device (nn::init::DeviceScope) real,
+  /// zero-filled memory on `device`; tied slots stay tied. Load weights afterwards.
+  void to_empty(Device device = kCPU);
   /// TensorTree::dict of named_parameters(): the argument grad differentiates.
   TensorTree parameter_tree() const;
   const std::string& type_name() const { return type_name_; }

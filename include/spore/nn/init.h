@@ -10,6 +10,24 @@
 
 namespace spore::nn::init {
 
+/// While alive, the initializers on this thread (and so every layer's parameters and buffers)
+/// create their tensors on `device` instead of the CPU. On kMeta they only record shapes and
+/// dtypes: no memory and no random draws, so a large model is built at once; then
+/// load_state_dict (or Cell::to_empty) gives it real tensors. Forward calls on meta tensors
+/// infer shapes without computing.
+class DeviceScope {
+ public:
+  explicit DeviceScope(Device device);
+  ~DeviceScope();
+  DeviceScope(const DeviceScope&) = delete;
+  DeviceScope& operator=(const DeviceScope&) = delete;
+
+ private:
+  Device previous_;
+};
+/// The device initializers create tensors on (kCPU unless a DeviceScope says otherwise).
+Device current_device();
+
 enum class FanMode { FanIn, FanOut };
 enum class Nonlinearity { Linear, Conv, Sigmoid, Tanh, ReLU, LeakyReLU, SELU };
 
