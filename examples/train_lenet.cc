@@ -3,13 +3,7 @@
 // mode (one epoch here; `make demo` runs `spore train` for three).
 #include <cstdio>
 
-#include <spore/data/sources.h>
-#include <spore/data/transforms.h>
-#include <spore/models/classic.h>
-#include <spore/optim/optim.h>
 #include <spore/spore.h>
-#include <spore/train/dataset_batches.h>
-#include <spore/train/model.h>
 
 using namespace spore;
 
