@@ -11,7 +11,7 @@ dir="$build/demo"
 target=0.89
 rm -rf "$dir"
 echo "== spore train: LeNet-5 on Fashion-MNIST, Graph mode, 3 epochs"
-out=$("$spore" train --model lenet --dataset fashion-mnist --epochs 3 --optimizer adam --lr 0.003 --batch-size 128 \
+out=$("$spore" train --model lenet --dataset fashion-mnist --epochs 3 --optimizer adam --lr 0.003 --batch-size 64 --schedule cosine \
   --mode graph --seed 0 --checkpoint-dir "$dir/checkpoints" --log-dir "$dir/logs" --json)
 echo "$out" | sed '$d'
 json=$(echo "$out" | tail -n 1)
@@ -19,7 +19,7 @@ field() { /usr/bin/python3 -c "import json,sys; print(json.loads(sys.argv[1])[sy
 acc=$(field "$json" test_accuracy)
 ckpt=$(field "$json" checkpoint)
 echo "== spore eval: the saved checkpoint, reloaded in a fresh process"
-json2=$("$spore" eval --checkpoint "$ckpt" --batch-size 128 --mode graph --json | tail -n 1)
+json2=$("$spore" eval --checkpoint "$ckpt" --batch-size 64 --mode graph --json | tail -n 1)
 acc2=$(field "$json2" test_accuracy)
 echo "test accuracy after training: $acc; reloaded from $ckpt: $acc2 (target >= $target)"
 /usr/bin/python3 - "$acc" "$acc2" "$target" <<'PY'
