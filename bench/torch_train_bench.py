@@ -11,7 +11,6 @@ sample Python), in the main process (worker processes only add IPC on 2 cores; `
 also measures 2 workers and the usual per-sample dataset, and keeps the fastest). Prints one JSON object: {name: {"threads": 2, "us":
 median microseconds, ...}} (the steps also at 1 thread, keys ending in /1); argv[1] (optional) is the Fashion-MNIST directory, "--steps-only"
 skips the epochs."""
-import gzip
 import json
 import sys
 import time
@@ -22,7 +21,16 @@ import torch.nn as nn
 import torch.nn.functional as F
 from torch.utils.data import BatchSampler, DataLoader, Dataset, RandomSampler
 
+# Shared with the sibling scripts (bench/ is on sys.path when this file runs): the timing loop,
+# the IDX reader and the usual one-sample-per-item dataset.
+from torch_bench import median_time as _median_time
+from torch_data_bench import FashionMnist, read_idx
+
 MEAN, STD = 0.2860, 0.3530
+
+
+def median_time(fn, min_time=1.0, warmup=3):
+    return _median_time(fn, min_time, warmup)
 
 
 def mlp():
@@ -34,19 +42,6 @@ def lenet5():
     return nn.Sequential(nn.Conv2d(1, 6, 5, padding=2), nn.ReLU(), nn.MaxPool2d(2), nn.Conv2d(6, 16, 5), nn.ReLU(),
                          nn.MaxPool2d(2), nn.Flatten(), nn.Linear(400, 120), nn.ReLU(), nn.Linear(120, 84), nn.ReLU(),
                          nn.Linear(84, 10))
-
-
-def median_time(fn, min_time=1.0, warmup=3):
-    for _ in range(warmup):
-        fn()
-    times = []
-    start = time.perf_counter()
-    while time.perf_counter() - start < min_time or len(times) < 5:
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    times.sort()
-    return times[len(times) // 2] * 1e6
 
 
 def make(lenet):
@@ -66,11 +61,6 @@ def step_fn(model, opt, x, y):
     return step
 
 
-def read_idx(path, offset):
-    with gzip.open(path, "rb") as f:
-        return np.frombuffer(f.read(), np.uint8, offset=offset)
-
-
 class FashionMnistBatches(Dataset):
     """Indexed by a list of sample indices (a whole batch): one gather, one normalize."""
 
@@ -84,19 +74,6 @@ class FashionMnistBatches(Dataset):
         idx = torch.as_tensor(idx)
         x = self.images[idx].unsqueeze(1).float().div_(255.0).sub_(MEAN).div_(STD)
         return x, self.labels[idx]
-
-
-class FashionMnist(Dataset):
-    """The usual map-style dataset: one sample per __getitem__ (tensor ops, no PIL)."""
-
-    def __init__(self, images, labels):
-        self.images, self.labels = images, labels
-
-    def __len__(self):
-        return len(self.labels)
-
-    def __getitem__(self, i):
-        return self.images[i].unsqueeze(0).float().div_(255.0).sub_(MEAN).div_(STD), self.labels[i]
 
 
 def loader(images, labels, kind, workers, seed=42):
