@@ -18,6 +18,9 @@ packages=(
   # files: gzipped IDX data sets (zlib); image folders: PNG (libpng), JPEG (libjpeg-turbo);
   # PIL writes and decodes the images of the image_folder tests
   zlib1g-dev libpng-dev libjpeg62-turbo-dev python3-pil
+  # model files: MindIR (our protobuf schema), ONNX import/export (Debian's precompiled ONNX
+  # schema) and its conformance test cases (python3-onnx generates them)
+  libprotobuf-dev protobuf-compiler libonnx-dev python3-onnx
   # data for the demo (Fashion-MNIST)
   dataset-fashion-mnist
 )
