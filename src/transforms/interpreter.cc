@@ -9,6 +9,10 @@
 namespace spore::transforms {
 
 std::vector<Tensor> interpret(const ir::Graph& g, std::span<const Tensor> inputs) {
+  return interpret(g, inputs, NodeObserver{});
+}
+
+std::vector<Tensor> interpret(const ir::Graph& g, std::span<const Tensor> inputs, const NodeObserver& observe) {
   SPORE_CHECK(inputs.size() == g.params().size(), "[interpret] graph @", g.name(), " takes ", g.params().size(),
               " inputs, got ", inputs.size());
   std::vector<Tensor> params(inputs.begin(), inputs.end());
@@ -32,6 +36,7 @@ std::vector<Tensor> interpret(const ir::Graph& g, std::span<const Tensor> inputs
     const ir::Node& n = *g.nodes()[k];
     if (n.op() == kConstantOp) {
       values[k] = {tensor_of(*static_cast<const ConstantAttrs*>(n.attrs()))};
+      if (observe) observe(k, n, {}, values[k]);
       continue;
     }
     const Primitive* p = find_primitive(n.op());
@@ -41,10 +46,12 @@ std::vector<Tensor> interpret(const ir::Graph& g, std::span<const Tensor> inputs
     if (is_control_flow(*p)) {
       auto a = attrs_with_subgraphs(*p, n.attrs(), n.subgraphs());
       values[k] = call_control_flow(*p, *static_cast<const ControlFlowAttrs*>(a.get()), ins);
+      if (observe) observe(k, n, ins, values[k]);
       continue;
     }
     auto out = runtime::dispatch(*p, n.attrs(), ins);
     values[k].assign(out.t.begin(), out.t.begin() + out.n);
+    if (observe) observe(k, n, ins, values[k]);
   }
   std::vector<Tensor> result;
   for (const ir::Output& o : g.outputs()) result.push_back(get(o.value));

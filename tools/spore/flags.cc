@@ -41,10 +41,10 @@ void Flags::parse(const std::vector<std::string>& args) {
         SPORE_CHECK(i + 1 < args.size(), "spore ", command_, ": flag --", name, " needs a value");
         value = args[++i];
       }
-      values_[name] = value;
+      values_[name].push_back(value);
     } else {
       SPORE_CHECK(!inline_value, "spore ", command_, ": flag --", name, " is a switch and takes no value");
-      values_[name] = std::string(1, '1');  // (assigning the literal trips GCC 12's false -Wrestrict)
+      values_[name].push_back(std::string(1, '1'));  // (a literal trips GCC 12's false -Wrestrict)
     }
   }
 }
@@ -56,7 +56,13 @@ bool Flags::has(const std::string& name) const {
 
 std::string Flags::str(const std::string& name) const {
   auto it = values_.find(name);
-  return it != values_.end() ? it->second : spec(name).default_value;
+  return it != values_.end() ? it->second.back() : spec(name).default_value;
+}
+
+std::vector<std::string> Flags::all(const std::string& name) const {
+  spec(name);
+  auto it = values_.find(name);
+  return it != values_.end() ? it->second : std::vector<std::string>{};
 }
 
 int64_t Flags::integer(const std::string& name, int64_t min, int64_t max) const {

@@ -24,7 +24,9 @@ class Flags {
   /// Parses argv after the subcommand; positional arguments are kept in order.
   void parse(const std::vector<std::string>& args);
   bool has(const std::string& name) const;
-  std::string str(const std::string& name) const;  // the value, or the spec's default
+  std::string str(const std::string& name) const;  // the last value given, or the spec's default
+  /// Every value given for a repeatable flag (`--input a=x.npy --input b=y.npy`), in order.
+  std::vector<std::string> all(const std::string& name) const;
   int64_t integer(const std::string& name, int64_t min, int64_t max) const;
   double number(const std::string& name, double min, double max) const;
   /// One of `choices` (the error lists them).
@@ -36,7 +38,7 @@ class Flags {
   const FlagSpec& spec(const std::string& name) const;
   std::string command_;
   std::vector<FlagSpec> specs_;
-  std::map<std::string, std::string> values_;
+  std::map<std::string, std::vector<std::string>> values_;
   std::vector<std::string> positional_;
 };
 
