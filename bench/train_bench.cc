@@ -17,6 +17,7 @@
 #include <memory>
 #include <string>
 
+#include "codegen/compiler.h"
 #include "spore/data/dataset.h"
 #include "spore/data/sources.h"
 #include "spore/data/transforms.h"
@@ -58,6 +59,10 @@ void BM_train_step(benchmark::State& st) {
   train::Model model(*net, cross_entropy_loss, opt);
   const Tensor x = ops::normal({kBatch, 1, 28, 28}), y = ops::randint(0, 10, {kBatch});
   for (int i = 0; i < 3; ++i) model.train_step(x, y);  // warm-up: trace and compile (Graph), fill caches
+  // At O2 the fused kernels compile in the background while the interpreter serves the first
+  // calls: time the steady state, the compiled kernels.
+  codegen::wait_for_compiles();
+  model.train_step(x, y);
   for (auto _ : st) benchmark::DoNotOptimize(model.train_step(x, y));
   st.counters["steps_per_s"] = benchmark::Counter(static_cast<double>(st.iterations()), benchmark::Counter::kIsRate);
   st.counters["traces"] = model.train_traces();
@@ -69,6 +74,37 @@ BENCHMARK(BM_train_step)
     ->UseRealTime()
     ->Repetitions(3)
     ->ReportAggregatesOnly(true);  // the median of 3 runs of --benchmark_min_time each
+
+// The MLP step in Graph mode at optimization level st.range(0) (1: all passes but fusion, 2:
+// fusion too), st.range(1) threads: O1 against O2 in one process, so a busy machine slows both
+// alike (run with --benchmark_enable_random_interleaving=true to interleave the repetitions).
+void BM_mlp_step_opt_level(benchmark::State& st) {
+  const char* saved = std::getenv("SPORE_OPT_LEVEL");
+  const std::string restore = saved ? saved : "";
+  setenv("SPORE_OPT_LEVEL", std::to_string(st.range(0)).c_str(), 1);  // read when the step is traced
+  {
+    ModeScope scope(Mode::Graph, static_cast<int>(st.range(1)));
+    st.SetLabel("mlp graph O" + std::to_string(st.range(0)));
+    auto net = make_net(false);
+    optim::SGD opt(net->parameters(), optim::SGDOptions{.lr = 0.01, .momentum = 0.9});
+    train::Model model(*net, cross_entropy_loss, opt);
+    const Tensor x = ops::normal({kBatch, 1, 28, 28}), y = ops::randint(0, 10, {kBatch});
+    for (int i = 0; i < 3; ++i) model.train_step(x, y);
+    codegen::wait_for_compiles();
+    model.train_step(x, y);
+    for (auto _ : st) benchmark::DoNotOptimize(model.train_step(x, y));
+    st.counters["steps_per_s"] = benchmark::Counter(static_cast<double>(st.iterations()), benchmark::Counter::kIsRate);
+  }
+  if (saved) setenv("SPORE_OPT_LEVEL", restore.c_str(), 1);
+  else unsetenv("SPORE_OPT_LEVEL");
+}
+BENCHMARK(BM_mlp_step_opt_level)
+    ->ArgsProduct({{1, 2}, {2, 1}})
+    ->ArgNames({"O", "threads"})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime()
+    ->Repetitions(5)
+    ->ReportAggregatesOnly(true);
 
 std::shared_ptr<data::Dataset> fashion_train() {
   // Decoded once per process: the epochs time the pipeline's per-epoch work, not the file read.

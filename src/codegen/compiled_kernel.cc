@@ -79,10 +79,19 @@ void run_compiled(KernelFn fn, const LoopProgram& p, std::span<const Buffer> in,
   std::vector<void*> op;
   for (const Buffer& b : in) ip.push_back(b.data);
   for (const Buffer& b : out) op.push_back(b.data);
-  const int64_t inner = shape.back(), rows = out[0].numel() / inner;
-  const int64_t items = rows * ((inner + kEmitTile - 1) / kEmitTile);
+  // An input read across the rows (stride 1 along dim nd - 2, e.g. a transposed gradient) is
+  // staged in blocks of kEmitBlockRows rows, one cache line per column; else one row per item.
+  const int64_t inner = shape.back(), mid = nd >= 2 ? shape[static_cast<size_t>(nd - 2)] : 1;
+  int64_t rows = 1;
+  for (size_t k = 0; k < in.size() && nd >= 2; ++k) {
+    const int64_t st = strides[k * static_cast<size_t>(nd) + static_cast<size_t>(nd - 1)];
+    if (st != 0 && st != 1 && strides[k * static_cast<size_t>(nd) + static_cast<size_t>(nd - 2)] == 1 && mid > 1)
+      rows = kEmitBlockRows;
+  }
+  const int64_t cw = kEmitTile / rows;
+  const int64_t items = out[0].numel() / (inner * mid) * ((mid + rows - 1) / rows) * ((inner + cw - 1) / cw);
   const Schedule s = make_schedule(p, out[0].numel(), kEmitTile);
-  auto work = [&](int64_t b, int64_t e) { fn(b, e, shape.data(), nd, strides.data(), ip.data(), op.data()); };
+  auto work = [&](int64_t b, int64_t e) { fn(b, e, shape.data(), nd, strides.data(), ip.data(), op.data(), rows); };
   if (s.threads > 1 && items > 1) runtime::parallel_for(items, s.grain_tiles, work);
   else work(0, items);
 }

@@ -16,8 +16,11 @@
 
 namespace spore::codegen {
 
-/// Elements per work item of an emitted kernel (a chunk of a row).
+/// Elements per work item of an emitted kernel (a chunk of a row, or of a block of rows).
 inline constexpr int64_t kEmitTile = 1024;
+/// Rows per work item when an input is read across the rows (a transposed view): 16 floats are
+/// one cache line. Divides kEmitTile.
+inline constexpr int64_t kEmitBlockRows = 16;
 
 class CompiledKernel {
  public:

@@ -62,42 +62,67 @@ class KernelWriter {
     for (const Instr& i : p_.code) os_ << "    " << instr(i) << "\n";
     os_ << "  }\n}\n\n";
 
-    // The entry point: split work items into rows and chunks, stage what is not contiguous.
+    // The entry point (emit_cpp.h): a work item is a block of `rb` consecutive rows (along dim
+    // nd - 2) by a chunk of tile / rb columns. Inputs that are contiguous along the row are read
+    // in place unless an output is the same buffer (an in-place state update: the body's
+    // restrict pointers must not alias, so such an input is staged first); the rest are staged,
+    // a transposed one (stride 1 across rows) block-wise, so each cache line is read once.
     os_ << "extern \"C\" void " << symbol
         << "(long wb, long we, const long* shape, long nd, const long* strides, const void* const* in, "
-           "void* const* out) {\n"
+           "void* const* out, long rb) {\n"
         << "  const long tile = " << tile << ";\n"
-        << "  const long inner = shape[nd - 1];\n"
-        << "  const long chunks = (inner + tile - 1) / tile;\n";
-    for (size_t k = 0; k < ni; ++k) os_ << "  " << T_ << " s" << k << "[" << tile << "];\n";
+        << "  const long inner = shape[nd - 1], mid = nd >= 2 ? shape[nd - 2] : 1;\n"
+        << "  const long cw = tile / rb;\n"
+        << "  const long chunks = (inner + cw - 1) / cw, blocks = (mid + rb - 1) / rb;\n";
+    for (size_t k = 0; k < ni; ++k) {
+      os_ << "  " << T_ << " s" << k << "[" << tile << "];\n";
+      if (p_.inputs[k] == DType::Bool) continue;  // always staged
+      os_ << "  const bool a" << k << " = false";
+      for (size_t j = 0; j < no; ++j) os_ << " || in[" << k << "] == (const void*)out[" << j << "]";
+      os_ << ";\n";
+    }
     os_ << "  for (long w = wb; w < we; ++w) {\n"
-        << "    const long row = w / chunks, j0 = (w % chunks) * tile;\n"
-        << "    const long n = inner - j0 < tile ? inner - j0 : tile;\n";
+        << "    const long q = w / chunks, j0 = (w % chunks) * cw;\n"
+        << "    const long r0 = (q % blocks) * rb, outer = q / blocks;\n"
+        << "    const long n = inner - j0 < cw ? inner - j0 : cw;\n"
+        << "    const long nr = mid - r0 < rb ? mid - r0 : rb;\n"
+        << "    const long row0 = outer * mid + r0;\n";
     for (size_t k = 0; k < ni; ++k) os_ << "    long off" << k << " = 0;\n";
-    os_ << "    for (long d = nd - 2, r = row; d >= 0; --d) {\n"
+    os_ << "    for (long d = nd - 3, r = outer; d >= 0; --d) {\n"
         << "      const long idx = r % shape[d];\n"
         << "      r /= shape[d];\n";
     for (size_t k = 0; k < ni; ++k) os_ << "      off" << k << " += idx * strides[" << k << " * nd + d];\n";
     os_ << "    }\n";
     for (size_t k = 0; k < ni; ++k) {
-      const std::string st = "strides[" + std::to_string(k) + " * nd + nd - 1]";
-      os_ << "    const " << T_ << "* p" << k << " = s" << k << ";\n";
-      if (p_.inputs[k] == DType::Bool) {
-        os_ << "    {\n      const long st = " << st << ";\n"
-            << "      const unsigned char* b = (const unsigned char*)in[" << k << "] + off" << k << " + j0 * st;\n"
-            << "      for (long j = 0; j < n; ++j) s" << k << "[j] = b[j * st] != 0 ? (" << T_ << ")1 : (" << T_
-            << ")0;\n    }\n";
-      } else {
-        os_ << "    {\n      const long st = " << st << ";\n"
-            << "      const " << T_ << "* b = (const " << T_ << "*)in[" << k << "] + off" << k << " + j0 * st;\n"
-            << "      if (st == 1) p" << k << " = b;\n"
-            << "      else for (long j = 0; j < n; ++j) s" << k << "[j] = b[j * st];\n    }\n";
-      }
+      const std::string K = std::to_string(k);
+      const bool is_bool = p_.inputs[k] == DType::Bool;
+      const std::string src_t = is_bool ? "unsigned char" : T_;
+      const std::string conv = is_bool ? " != 0 ? (" + T_ + ")1 : (" + T_ + ")0" : "";
+      os_ << "    const " << T_ << "* p" << K << " = s" << K << ";\n"
+          << "    long ps" << K << " = cw;\n"
+          << "    {\n"
+          << "      const long st = strides[" << K << " * nd + nd - 1], rs = nd >= 2 ? strides[" << K << " * nd + nd - 2] : 0;\n"
+          << "      const " << src_t << "* b = (const " << src_t << "*)in[" << K << "] + off" << K << " + r0 * rs + j0 * st;\n";
+      if (!is_bool)
+        os_ << "      if (st == 1 && !a" << K << ") {\n        p" << K << " = b;\n        ps" << K << " = rs;\n      } else\n";
+      if (!is_bool)
+        os_ << "      if (st == 1) {\n"
+            << "        for (long r = 0; r < nr; ++r)\n"
+            << "          for (long j = 0; j < n; ++j) s" << K << "[r * cw + j] = b[r * rs + j];\n"
+            << "      } else\n";
+      os_ << "      if (rs == 1 && st != 0 && nr > 1) {\n"
+          << "        for (long j = 0; j < n; ++j)\n"
+          << "          for (long r = 0; r < nr; ++r) s" << K << "[r * cw + j] = b[j * st + r]" << conv << ";\n"
+          << "      } else {\n"
+          << "        for (long r = 0; r < nr; ++r)\n"
+          << "          for (long j = 0; j < n; ++j) s" << K << "[r * cw + j] = b[r * rs + j * st]" << conv << ";\n"
+          << "      }\n"
+          << "    }\n";
     }
-    os_ << "    " << symbol << "_body(n";
-    for (size_t k = 0; k < ni; ++k) os_ << ", p" << k;
+    os_ << "    for (long r = 0; r < nr; ++r)\n      " << symbol << "_body(n";
+    for (size_t k = 0; k < ni; ++k) os_ << ", p" << k << " + r * ps" << k;
     for (size_t j = 0; j < no; ++j)
-      os_ << ", (" << (p_.outputs[j] == DType::Bool ? "unsigned char" : T_) << "*)out[" << j << "] + row * inner + j0";
+      os_ << ", (" << (p_.outputs[j] == DType::Bool ? "unsigned char" : T_) << "*)out[" << j << "] + (row0 + r) * inner + j0";
     os_ << ");\n  }\n}\n\n";
   }
 

@@ -19,13 +19,17 @@
 namespace spore::codegen {
 
 /// Bumped whenever the emitted text or its calling convention changes (part of the cache key).
-inline constexpr int kGeneratorVersion = 1;
+inline constexpr int kGeneratorVersion = 2;
 
 /// The emitted kernel's signature: work items [begin, end) of the merged iteration space
 /// `shape[0..ndim)` (ndim >= 1), input k's element strides at strides[k * ndim + d], inputs and
-/// contiguous outputs as untyped pointers.
+/// contiguous outputs as untyped pointers, and `rows` (a divisor of the kernel's tile): the rows
+/// (along dim ndim - 2) one work item covers. Item w is chunk w % chunks of row block w / chunks,
+/// chunks = ceil(shape[ndim-1] / (tile / rows)), row blocks = ceil(shape[ndim-2] / rows) per
+/// index of the outer dims. An output may be the same buffer as an input read at the same
+/// element (an in-place update); no other overlap is allowed.
 using KernelFn = void (*)(int64_t begin, int64_t end, const int64_t* shape, int64_t ndim, const int64_t* strides,
-                          const void* const* in, void* const* out);
+                          const void* const* in, void* const* out, int64_t rows);
 
 /// Why `p` cannot be emitted (the first op without a faithful port), or empty when it can.
 std::string emit_problem(const LoopProgram& p);

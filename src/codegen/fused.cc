@@ -7,6 +7,7 @@
 #include "codegen/schedule.h"
 #include "ir/error.h"
 #include "ir/op_info.h"
+#include "runtime/profile.h"
 #include "spore/error.h"
 #include "transforms/interpreter.h"
 #include "transforms/ir_bridge.h"
@@ -56,9 +57,14 @@ Cost cost(const FusedAttrs& attrs, std::span<const TensorType> in, std::span<con
   return {n * (attrs.program ? attrs.program->cost : 1), bytes};
 }
 
+// The kernel's profile label (runtime/profile.h) says which of the two ran.
 void run(const void* attrs, std::span<const Buffer> in, std::span<const Buffer> out, const KernelContext&) {
   const LoopProgram& p = bound(attrs).program;
-  if (static_cast<const FusedAttrs*>(attrs)->compiled->try_run(p, in, out)) return;
+  if (static_cast<const FusedAttrs*>(attrs)->compiled->try_run(p, in, out)) {
+    runtime::profile::note_variant(kCompiledVariant);
+    return;
+  }
+  runtime::profile::note_variant(kInterpretedVariant);
   run_loop_program(p, make_schedule(p, out.empty() ? 0 : out[0].numel()), in, out);
 }
 
@@ -75,7 +81,7 @@ const Primitive& fused_def() {
     spec.cost = cost;
     Primitive& q = const_cast<Primitive&>(define_primitive(spec));
     q.decomposition = decompose;
-    q.add_kernel({.device = DeviceType::CPU, .name = "loop_interpreter", .run = run});
+    q.add_kernel({.device = DeviceType::CPU, .name = "fused", .run = run});
     return q;
   }();
   return p;
@@ -128,6 +134,16 @@ void check(const ir::NodeSig& sig) {
 }  // namespace
 
 const Primitive& fused_primitive() { return fused_def(); }
+
+bool fused_in_place_safe(const void* attrs) {
+  const LoopProgram& p = bound(attrs).program;
+  std::vector<bool> loaded(static_cast<size_t>(p.num_registers), false);
+  for (const Instr& i : p.code) {
+    if (i.kind == InstrKind::Load) loaded[static_cast<size_t>(i.dst)] = true;
+    if (i.kind == InstrKind::Store && loaded[static_cast<size_t>(i.a)]) return false;
+  }
+  return true;
+}
 
 std::shared_ptr<const FusedAttrs> fused_attrs(const ir::GraphPtr& g) {
   auto a = std::make_shared<FusedAttrs>();

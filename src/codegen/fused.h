@@ -42,6 +42,18 @@ struct FusedAttrs {
 
 inline constexpr const char* kFusedOp = "fused";
 
+/// What a fused node's kernel ran, as SPORE_PROFILE=plan labels it: the compiled kernel, or the
+/// loop interpreter (before the background compile is done, or without a compiler).
+inline constexpr const char* kCompiledVariant = "compiled";
+inline constexpr const char* kInterpretedVariant = "interpreted";
+
+/// Whether a fused node's outputs may be written into buffers of its inputs of the same shape
+/// (in-place state updates): every element of every output is stored after all of its inputs'
+/// elements at the same index were read. True unless an output is an input passed through
+/// (a store of a loaded register, which the interpreter reads from the input's memory after an
+/// earlier store may have overwritten it).
+bool fused_in_place_safe(const void* attrs);
+
 const Primitive& fused_primitive();
 
 /// The attributes of a fused node over `g`, its loop program lowered (throws spore::Error naming

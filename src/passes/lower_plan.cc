@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "codegen/fused.h"
 #include "passes/plan_memory.h"
 #include "runtime/dispatch.h"
 #include "spore/threading.h"
@@ -91,12 +92,18 @@ const KernelDef& choose_kernel(const Primitive& p, const void* attrs, std::span<
 }
 
 // The step writing slot `v` may write over input slot `in` (same memory) while it reads it: an
-// elementwise kernel (or a fused group of them) with one output of the input's geometry reads
-// each element before writing it. Control-flow steps write their slots after they ran.
+// elementwise kernel with one output of the input's geometry reads each element before writing
+// it; so does a fused group, with any number of outputs (an SGD update writes the momentum and
+// the parameter), when it stores no input passed through (codegen::fused_in_place_safe).
+// Control-flow steps write their slots after they ran.
 bool in_place_safe(const Step& st, const Lowering& l, int32_t in) {
   if (st.prim->eager != nullptr) return true;
-  const bool elementwise = st.prim->fusion == FusionClass::Elementwise || st.prim->name == "fused";
-  if (!elementwise || st.out.size() != 1) return false;
+  const bool fused = st.prim->name == codegen::kFusedOp;
+  if (fused) {
+    if (!codegen::fused_in_place_safe(st.attrs.get())) return false;
+  } else if (st.prim->fusion != FusionClass::Elementwise || st.out.size() != 1) {
+    return false;
+  }
   for (int32_t s : st.in)
     if (l.root(s) == in && s != in) return false;  // read through a view: other elements
   return true;

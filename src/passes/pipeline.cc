@@ -18,6 +18,7 @@
 #include "passes/fold_constants.h"
 #include "passes/fuse.h"
 #include "passes/simplify.h"
+#include "passes/transpose_matmul.h"
 #include "spore/error.h"
 #include "transforms/graph_optimizer.h"
 
@@ -81,6 +82,9 @@ const std::vector<PassInfo>& pipeline() {
       {"simplify", &simplify, 1},
       {"cse", &eliminate_common_subexpressions, 1},
       {"dce", &eliminate_dead_code, 1},
+      // Before fusion: a weight gradient made in the layout its update reads fuses into a
+      // kernel that streams every operand row by row.
+      {"transpose_matmul", &transpose_matmul, 2},
       // Last: it groups what the cleanups left, and drops the literals it copied into groups.
       {"fuse", &fuse_elementwise, 2},
   };

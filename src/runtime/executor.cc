@@ -268,6 +268,7 @@ std::vector<Tensor> run(const Plan& plan, std::span<const Tensor> inputs) {
   const bool profiled = profile::plan_enabled();
   for (size_t k = 0; k < plan.steps.size(); ++k) {
     const Step& st = plan.steps[k];
+    if (profiled) profile::note_variant(nullptr);
     const int64_t t0 = profiled ? profile::now_ns() : 0;
     if (st.prim->eager != nullptr) run_control_flow(plan, st, *w);
     else if (st.prim->view != nullptr) run_view_copy(plan, st, *w);

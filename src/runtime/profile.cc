@@ -53,10 +53,12 @@ Table& table() {
   return t;
 }
 
-std::string step_key(const Plan& plan, const Step& st) {
+thread_local const char* t_variant = nullptr;
+
+std::string step_key(const Plan& plan, const Step& st, const char* variant) {
   std::string key = st.prim->name;
   key += " [";
-  key += st.kernel ? st.kernel->name : (st.prim->eager ? "control-flow" : "view-copy");
+  key += variant ? variant : st.kernel ? st.kernel->name : (st.prim->eager ? "control-flow" : "view-copy");
   key += "]";
   for (int32_t s : st.in) {
     const Slot& sl = plan.slots[static_cast<size_t>(s)];
@@ -79,6 +81,14 @@ bool plan_enabled() {
   return on;
 }
 
-void record_step(const Plan& plan, size_t k, int64_t ns) { table().add(step_key(plan, plan.steps[k]), ns); }
+void record_step(const Plan& plan, size_t k, int64_t ns) {
+  const char* variant = t_variant;
+  t_variant = nullptr;
+  table().add(step_key(plan, plan.steps[k], variant), ns);
+}
+
+void note_variant(const char* name) { t_variant = name; }
+
+const char* noted_variant() { return t_variant; }
 
 }  // namespace spore::runtime::profile
