@@ -19,6 +19,9 @@ class Storage {
  public:
   /// Allocates `nbytes` from the device's caching allocator (no memory on `meta`).
   Storage(Device device, size_t nbytes);
+  /// Borrows `nbytes` at `data` (a model file's weights mapped into memory): `owner` keeps the
+  /// memory alive while any tensor uses it, and nothing is freed to the allocator.
+  Storage(void* data, size_t nbytes, std::shared_ptr<const void> owner, Device device = kCPU);
   ~Storage();
   Storage(const Storage&) = delete;
   Storage& operator=(const Storage&) = delete;
@@ -34,6 +37,7 @@ class Storage {
   size_t nbytes_ = 0;
   Device device_;
   std::atomic<uint64_t> version_{0};
+  std::shared_ptr<const void> owner_;  // set for borrowed memory
 };
 
 /// Opaque per-tensor trace membership, owned by the transform frames (src/autodiff); null when the

@@ -4,6 +4,7 @@
 // (name, member pointer) pairs. That one list gives hashing, equality and printing here, and
 // parsing and serialization in the IR layer, so no attribute is ever looked up by string at run
 // time.
+#include <cctype>
 #include <cerrno>
 #include <cmath>
 #include <cstdint>
@@ -18,6 +19,7 @@
 
 #include "spore/dtype.h"
 #include "spore/error.h"
+#include "spore/shape.h"
 #include "spore/small_vec.h"
 
 namespace spore {
@@ -36,6 +38,15 @@ constexpr Field<S, M> field(const char* name, M S::*member) {
 struct NoAttrs {
   static constexpr auto fields() { return std::tuple<>(); }
 };
+
+/// The dimension a Dim's text names: a number, a symbol ("batch", made if new: symbol_named) or
+/// an expression as dim_str writes it ("(batch*512)"). Throws spore::Error on bad text.
+Dim dim_from_text(std::string_view text);
+/// True for a symbol or expression of this process's symbol table. Integer attributes also hold
+/// sentinels far below any size (a slice's INT64_MIN "from the end"), which are not symbols.
+bool is_symbol_id(int64_t v);
+/// `d` with every symbol the map binds replaced by its size, folded (unbound symbols stay).
+Dim dim_substitute(Dim d, const std::function<bool(Dim symbol, int64_t& size)>& bound);
 
 namespace attr_detail {
 inline void hash_combine(size_t& h, size_t v) { h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2); }
@@ -82,6 +93,11 @@ void print_value(std::ostream& os, const M& v) {
   } else if constexpr (std::is_floating_point_v<M>) {
     os.precision(17);
     os << v;
+  } else if constexpr (std::is_same_v<M, int64_t>) {
+    // A symbolic dimension (a shape attribute traced with a symbolic batch) prints by name, so
+    // the text means the same in another process (symbol ids are per process).
+    if (is_symbol_id(v)) os << dim_str(v);
+    else os << v;
   } else if constexpr (std::is_arithmetic_v<M>) {
     os << +v;
   } else if constexpr (std::is_same_v<M, std::string>) {
@@ -195,6 +211,12 @@ void parse_value(AttrReader& r, M& v) {
     if (static_cast<unsigned long long>(v) != x) r.fail("integer out of range " + t);
   } else if constexpr (std::is_arithmetic_v<M>) {
     std::string t(r.token());
+    if constexpr (std::is_same_v<M, int64_t>) {
+      if (!t.empty() && (t[0] == '(' || t[0] == '_' || std::isalpha(static_cast<unsigned char>(t[0])))) {
+        v = dim_from_text(t);
+        return;
+      }
+    }
     char* end = nullptr;
     errno = 0;
     long long x = std::strtoll(t.c_str(), &end, 10);
@@ -229,6 +251,30 @@ template <class A>
 bool attrs_equal(const A& a, const A& b) {
   return std::apply([&](auto... f) { return (attr_detail::same_value(a.*(f.member), b.*(f.member)) && ...); },
                     A::fields());
+}
+
+/// A copy of `a` whose symbolic dimensions (in int64 fields and lists: shape attributes) are
+/// passed through `f`; other values never are symbolic, so they are kept.
+template <class A>
+A attrs_map_dims(const A& a, const std::function<Dim(Dim)>& f) {
+  A out = a;
+  std::apply(
+      [&](auto... fl) {
+        auto map_one = [&](auto& m) {
+          using M = std::decay_t<decltype(m)>;
+          if constexpr (std::is_same_v<M, int64_t>) {
+            if (is_symbol_id(m)) m = f(m);
+          } else if constexpr (!std::is_arithmetic_v<M> && !std::is_enum_v<M> && !std::is_same_v<M, std::string>) {
+            if constexpr (std::is_same_v<std::decay_t<decltype(m[0])>, int64_t>)
+              for (auto& x : m)
+                if (is_symbol_id(x)) x = f(x);
+          }
+        };
+        (map_one(out.*(fl.member)), ...);
+        (void)map_one;  // attribute structs with no fields
+      },
+      A::fields());
+  return out;
 }
 
 /// "axes=[0, 1], keepdims=true"

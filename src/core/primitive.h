@@ -178,6 +178,9 @@ struct AttrOps {
   std::shared_ptr<const void> (*clone)(const void*) = nullptr;
   /// Inverse of str (the IR text form); throws spore::Error on bad text.
   std::shared_ptr<const void> (*parse)(std::string_view) = nullptr;
+  /// A copy with every symbolic dimension passed through the function (binding a graph's
+  /// symbols to a call's sizes).
+  std::shared_ptr<const void> (*map_dims)(const void*, const std::function<Dim(Dim)>&) = nullptr;
 };
 
 /// A node kind. Immutable after registration, except for transform-rule slots filled at start-up.
@@ -248,6 +251,9 @@ Primitive& define_primitive(const PrimitiveSpec<Attrs>& spec) {
   };
   p.attrs.parse = [](std::string_view text) -> std::shared_ptr<const void> {
     return std::make_shared<Attrs>(attrs_parse<Attrs>(text));
+  };
+  p.attrs.map_dims = [](const void* a, const std::function<Dim(Dim)>& f) -> std::shared_ptr<const void> {
+    return std::make_shared<Attrs>(attrs_map_dims(*static_cast<const Attrs*>(a), f));
   };
   auto infer = spec.infer;
   SPORE_ASSERT(infer != nullptr, "primitive ", spec.name, " has no type inference");

@@ -2,13 +2,19 @@
 // Symbolic dimensions: a process-wide table of symbols and small expressions. A symbolic Dim is
 // kSymbolBase - index. Expressions are interned, so equal expressions compare equal; arithmetic
 // on two plain numbers always folds (whatever their sign), so it never produces a symbol.
+#include <cctype>
+#include <cerrno>
+#include <cstdlib>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <sstream>
 #include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 
+#include "core/attrs.h"
 #include "spore/error.h"
 #include "spore/shape.h"
 
@@ -41,6 +47,18 @@ Dim make_expr(char op, Dim a, Dim b) {
   Dim d = kSymbolBase - static_cast<Dim>(t.entries.size() - 1);
   t.interned.emplace(key, d);
   return d;
+}
+
+// When d is the product (x * c) of a symbolic x and a constant c (dim_mul's canonical form).
+bool symbol_times_constant(Dim d, Dim& x, Dim& c) {
+  if (!is_symbolic(d)) return false;
+  auto& t = table();
+  std::lock_guard<std::mutex> lock(t.mu);
+  const size_t i = static_cast<size_t>(kSymbolBase - d);
+  if (i >= t.entries.size() || t.entries[i].op != '*' || is_symbolic(t.entries[i].b)) return false;
+  x = t.entries[i].a;
+  c = t.entries[i].b;
+  return true;
 }
 
 }  // namespace
@@ -86,6 +104,11 @@ Dim dim_mul(Dim a, Dim b) {
   if (a == 1) return b;
   if (b == 1) return a;
   if (a == 0 || b == 0) return 0;
+  // Canonical form: constants on the right and merged, (batch * 3) * 4 = batch * 12, so that
+  // equal sizes reached in different orders are one interned expression and divide back.
+  if (!is_symbolic(a)) std::swap(a, b);
+  Dim x, c;
+  if (!is_symbolic(b) && symbol_times_constant(a, x, c)) return dim_mul(x, c * b);
   return make_expr('*', a, b);
 }
 Dim dim_floordiv(Dim a, Dim b) {
@@ -96,7 +119,88 @@ Dim dim_floordiv(Dim a, Dim b) {
     return q;
   }
   if (b == 1) return a;
+  // (x * c) // b = x * (c / b) when b divides c: the -1 of a reshape after a flatten.
+  Dim x, c;
+  if (!is_symbolic(b) && b > 0 && symbol_times_constant(a, x, c) && c % b == 0) return dim_mul(x, c / b);
   return make_expr('/', a, b);
+}
+
+bool is_symbol_id(int64_t v) {
+  if (!is_symbolic(v)) return false;
+  auto& t = table();
+  std::lock_guard<std::mutex> lock(t.mu);
+  return static_cast<uint64_t>(kSymbolBase - v) < t.entries.size();
+}
+
+Dim dim_substitute(Dim d, const std::function<bool(Dim, int64_t&)>& bound) {
+  if (!is_symbolic(d)) return d;
+  SymEntry e;
+  {
+    auto& t = table();
+    std::lock_guard<std::mutex> lock(t.mu);
+    const size_t i = static_cast<size_t>(kSymbolBase - d);
+    SPORE_ASSERT(i < t.entries.size(), "unknown symbol ", d);
+    e = t.entries[i];
+  }
+  if (e.op == 's') {
+    int64_t size = 0;
+    return bound(d, size) ? size : d;
+  }
+  const Dim a = dim_substitute(e.a, bound), b = dim_substitute(e.b, bound);
+  switch (e.op) {
+    case '+': return dim_add(a, b);
+    case '-': return dim_sub(a, b);
+    case '*': return dim_mul(a, b);
+    default: return dim_floordiv(a, b);
+  }
+}
+
+namespace {
+// dim_str's grammar: INT | NAME | '(' dim OP dim ')' with OP one of + - * /.
+Dim parse_dim(std::string_view t, size_t& pos) {
+  auto fail = [&](const char* what) -> Dim {
+    throw Error(detail::cat("[shape] bad dimension text \"", std::string(t), "\": ", what, " at offset ", pos));
+  };
+  if (pos >= t.size()) return fail("expected a dimension");
+  if (t[pos] == '(') {
+    ++pos;
+    const Dim a = parse_dim(t, pos);
+    if (pos >= t.size()) return fail("expected an operator");
+    const char op = t[pos++];
+    const Dim b = parse_dim(t, pos);
+    if (pos >= t.size() || t[pos] != ')') return fail("expected ')'");
+    ++pos;
+    switch (op) {
+      case '+': return dim_add(a, b);
+      case '-': return dim_sub(a, b);
+      case '*': return dim_mul(a, b);
+      case '/': return b == 0 ? fail("division by zero") : dim_floordiv(a, b);
+      default: return fail("unknown operator");
+    }
+  }
+  const size_t b = pos;
+  if (std::isdigit(static_cast<unsigned char>(t[pos])) || t[pos] == '-') {
+    ++pos;
+    while (pos < t.size() && std::isdigit(static_cast<unsigned char>(t[pos]))) ++pos;
+    const std::string num(t.substr(b, pos - b));
+    char* end = nullptr;
+    errno = 0;
+    const long long v = std::strtoll(num.c_str(), &end, 10);
+    if (errno == ERANGE || end != num.c_str() + num.size() || num == "-") return fail("bad number");
+    return v;
+  }
+  while (pos < t.size() && (std::isalnum(static_cast<unsigned char>(t[pos])) || t[pos] == '_')) ++pos;
+  if (pos == b) return fail("expected a number, a name or '('");
+  return symbol_named(std::string(t.substr(b, pos - b)));
+}
+}  // namespace
+
+Dim dim_from_text(std::string_view text) {
+  size_t pos = 0;
+  const Dim d = parse_dim(text, pos);
+  if (pos != text.size())
+    throw Error(detail::cat("[shape] bad dimension text \"", std::string(text), "\": trailing characters"));
+  return d;
 }
 
 std::string dim_str(Dim d) {
@@ -106,7 +210,9 @@ std::string dim_str(Dim d) {
     auto& t = table();
     std::lock_guard<std::mutex> lock(t.mu);
     size_t i = static_cast<size_t>(kSymbolBase - d);
-    SPORE_ASSERT(i < t.entries.size(), "unknown symbol ", d);
+    // Not a symbol of this process: a huge negative number from a file or a user, which error
+    // messages must print as the number it is.
+    if (i >= t.entries.size()) return std::to_string(d);
     e = t.entries[i];
   }
   if (e.op == 's') return e.name;

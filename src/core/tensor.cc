@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "spore/tensor.h"
 
+#include "core/attrs.h"
 #include "runtime/allocator.h"
 #include "spore/ops.h"
 
@@ -10,7 +11,14 @@ Storage::Storage(Device device, size_t nbytes) : nbytes_(nbytes), device_(device
   data_ = runtime::allocator_for(device).allocate(nbytes);
 }
 
-Storage::~Storage() { runtime::allocator_for(device_).deallocate(data_, nbytes_); }
+Storage::Storage(void* data, size_t nbytes, std::shared_ptr<const void> owner, Device device)
+    : data_(data), nbytes_(nbytes), device_(device), owner_(std::move(owner)) {
+  SPORE_CHECK(owner_ != nullptr, "[storage] borrowed memory needs an owner that keeps it alive");
+}
+
+Storage::~Storage() {
+  if (owner_ == nullptr) runtime::allocator_for(device_).deallocate(data_, nbytes_);
+}
 
 void Tensor::throw_undefined() {
   throw Error("[tensor] this tensor is undefined (default-constructed or moved from); "
@@ -24,7 +32,7 @@ Tensor Tensor::empty(const Shape& shape, DType dtype, Device device) {
   for (Dim d : shape) {
     // A meta tensor (types only) may have symbolic sizes: a traced value whose size is known
     // only when the graph runs. It owns no bytes.
-    if (device.type == DeviceType::Meta && is_symbolic(d)) {
+    if (device.type == DeviceType::Meta && is_symbol_id(d)) {
       n = 0;
       continue;
     }

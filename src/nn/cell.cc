@@ -45,6 +45,7 @@ void Cell::register_buffer(std::string name, Tensor* slot) {
 void Cell::register_cell(std::string name, Cell* child) {
   check_new_name(name, "child cell");
   SPORE_CHECK(child != nullptr && child != this, "[", type_name_, "] child cell '", name, "' is null or the cell itself");
+  if (child->scope_name_.empty()) child->scope_name_ = name;
   children_.emplace_back(std::move(name), child);
 }
 

@@ -2,6 +2,7 @@
 // Public view ops: reshape/view, transpose/permute, slice/select, squeeze/unsqueeze,
 // expand/broadcast_to, flatten, diagonal. All are views of the input (reshape copies only when
 // the strides do not allow a view).
+#include "core/attrs.h"
 #include "ops/promote.h"
 #include "prims/views.h"
 #include "runtime/dispatch.h"
@@ -20,12 +21,17 @@ Shape infer_reshape(const Tensor& x, const Shape& shape, const char* op) {
       SPORE_CHECK(infer < 0, "[", op, "] only one dimension can be -1, got ", shape_str(shape));
       infer = static_cast<int>(i);
     } else {
-      SPORE_CHECK(s[i] >= 0, "[", op, "] invalid size ", s[i], " in ", shape_str(shape));
-      known *= s[i];
+      // Symbolic sizes come only from traced tensors' shapes, never as arbitrary huge negatives.
+      SPORE_CHECK(s[i] >= 0 || is_symbol_id(s[i]), "[", op, "] invalid size ", s[i], " in ", shape_str(shape));
+      known = dim_mul(known, s[i]);
     }
   }
-  const Dim n = x.numel();
-  if (infer >= 0) {
+  const Dim n = numel_of(x.shape());
+  if (infer >= 0 && (is_symbolic(n) || is_symbolic(known))) {
+    // A traced tensor with a symbolic size: -1 is the symbolic quotient (batch * 512 // 512 is batch).
+    SPORE_CHECK(known != 0, "[", op, "] cannot infer -1 in ", shape_str(shape), " with a zero-size dimension");
+    s[infer] = dim_floordiv(n, known);
+  } else if (infer >= 0) {
     SPORE_CHECK(known != 0 && n % known == 0, "[", op, "] cannot reshape ", shape_str(x.shape()), " (", n,
                 " elements) to ", shape_str(shape));
     s[infer] = n / known;
@@ -37,9 +43,9 @@ Shape infer_reshape(const Tensor& x, const Shape& shape, const char* op) {
 Tensor reshape(const Tensor& x, const Shape& shape) {
   Shape s = infer_reshape(x, shape, "reshape");
   Dim n = 1;
-  for (Dim d : s) n *= d;
-  SPORE_CHECK(n == x.numel(), "[reshape] cannot reshape ", shape_str(x.shape()), " (", x.numel(), " elements) to ",
-              shape_str(shape), " (", n, " elements)");
+  for (Dim d : s) n = dim_mul(n, d);
+  SPORE_CHECK(n == numel_of(x.shape()), "[reshape] cannot reshape ", shape_str(x.shape()), " (",
+              dim_str(numel_of(x.shape())), " elements) to ", shape_str(shape), " (", dim_str(n), " elements)");
   if (!prims::view_strides(x.shape(), x.strides(), s)) return runtime::call(prims::reshape_primitive(), prims::ReshapeAttrs{s}, {copy(x)});
   return runtime::call(prims::reshape_primitive(), prims::ReshapeAttrs{s}, {x});
 }

@@ -4,6 +4,7 @@
 #include "runtime/dispatch.h"
 #include "spore/error.h"
 #include "spore/ops/creation.h"
+#include "spore/scope.h"
 #include "transforms/control_flow.h"
 #include "transforms/ir_bridge.h"
 
@@ -111,7 +112,8 @@ void SymbolicTrace::build(const Primitive& p, const void* attrs, std::span<const
     root = {ins[0].node, ins[0].index};
     if (auto it = view_root_.find(root); it != view_root_.end()) root = it->second;
   }
-  auto vals = b_.add(p.name, std::move(node_attrs), std::move(ins), std::move(outs), {}, subgraphs_of(p, attrs));
+  auto vals = b_.add(p.name, std::move(node_attrs), std::move(ins), std::move(outs), current_scope(),
+                     subgraphs_of(p, attrs));
   for (size_t i = 0; i < types.size(); ++i) {
     out[i] = symbolic_tensor(types[i], vals[i]);
     if (p.view != nullptr) {

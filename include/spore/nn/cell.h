@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "spore/guard.h"
+#include "spore/scope.h"
 #include "spore/tensor.h"
 #include "spore/tree.h"
 
@@ -65,6 +66,9 @@ class Cell {
   /// TensorTree::dict of named_parameters(): the argument grad differentiates.
   TensorTree parameter_tree() const;
   const std::string& type_name() const { return type_name_; }
+  /// The name its parent registered it under (the first, for a shared cell): the scope its
+  /// calls open, so traced nodes carry the Cell path ("features/3").
+  const std::string& scope_name() const { return scope_name_; }
   int64_t num_parameters() const;
 
  private:
@@ -73,6 +77,7 @@ class Cell {
   void walk(const std::string& prefix, bool buffers, Fn&& fn) const;
 
   std::string type_name_;
+  std::string scope_name_;
   GuardedFlag training_{true};
   std::vector<std::pair<std::string, Tensor*>> params_;
   std::vector<std::pair<std::string, Tensor*>> buffers_;
@@ -85,7 +90,10 @@ class UnaryCell : public Cell {
   using Cell::Cell;
   /// The forward computation (MindSpore's name).
   virtual Tensor construct(const Tensor& x) = 0;
-  Tensor operator()(const Tensor& x) { return construct(x); }
+  Tensor operator()(const Tensor& x) {
+    NameScope scope(scope_name());
+    return construct(x);
+  }
 };
 
 namespace detail {
