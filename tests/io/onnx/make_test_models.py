@@ -1,0 +1,127 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Writes the small ONNX models tests/io/onnx_import_test.cc imports, with inputs and expected
+outputs computed independently (numpy / PyTorch), as <name>.onnx, <name>.in<k>.pb, <name>.out<k>.pb.
+Also writes deliberately broken models for the error tests. Usage: make_test_models.py OUTDIR"""
+import os
+import sys
+
+import numpy as np
+import onnx
+import torch
+from onnx import TensorProto, helper, numpy_helper
+
+out = sys.argv[1]
+os.makedirs(out, exist_ok=True)
+rng = np.random.default_rng(7)
+
+
+def save(name, graph, inputs=(), outputs=(), opset=13):
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)], producer_name="spore-tests")
+    with open(os.path.join(out, name + ".onnx"), "wb") as f:
+        f.write(model.SerializeToString())
+    for k, a in enumerate(inputs):
+        with open(os.path.join(out, f"{name}.in{k}.pb"), "wb") as f:
+            f.write(numpy_helper.from_array(a).SerializeToString())
+    for k, a in enumerate(outputs):
+        with open(os.path.join(out, f"{name}.out{k}.pb"), "wb") as f:
+            f.write(numpy_helper.from_array(a).SerializeToString())
+
+
+def vi(name, dtype, shape):
+    return helper.make_tensor_value_info(name, dtype, shape)
+
+
+F = TensorProto.FLOAT
+
+# mlp: MatMul + Add + Relu + Softmax with initializers.
+x = rng.standard_normal((2, 3)).astype(np.float32)
+w = rng.standard_normal((3, 4)).astype(np.float32)
+b = rng.standard_normal((4,)).astype(np.float32)
+y = torch.softmax(torch.relu(torch.from_numpy(x) @ torch.from_numpy(w) + torch.from_numpy(b)), 1).numpy()
+g = helper.make_graph(
+    [helper.make_node("MatMul", ["x", "W"], ["h"], name="mm"),
+     helper.make_node("Add", ["h", "B"], ["hb"], name="add"),
+     helper.make_node("Relu", ["hb"], ["r"], name="relu"),
+     helper.make_node("Softmax", ["r"], ["y"], name="softmax", axis=1)],
+    "mlp", [vi("x", F, [2, 3])], [vi("y", F, [2, 4])],
+    [numpy_helper.from_array(w, "W"), numpy_helper.from_array(b, "B")])
+save("mlp", g, [x], [y])
+
+# conv_bn: Conv (asymmetric pads) + BatchNormalization + MaxPool + GlobalAveragePool + Flatten + Gemm.
+x = rng.standard_normal((2, 3, 8, 8)).astype(np.float32)
+cw = rng.standard_normal((4, 3, 3, 3)).astype(np.float32)
+cb = rng.standard_normal((4,)).astype(np.float32)
+scale, bias = rng.random(4).astype(np.float32) + 0.5, rng.standard_normal(4).astype(np.float32)
+mean, var = rng.standard_normal(4).astype(np.float32), rng.random(4).astype(np.float32) + 0.5
+gw = rng.standard_normal((5, 4)).astype(np.float32)
+gb = rng.standard_normal((5,)).astype(np.float32)
+t = torch.nn.functional.pad(torch.from_numpy(x), (0, 1, 1, 0))  # ONNX pads [1, 0, 0, 1]
+t = torch.nn.functional.conv2d(t, torch.from_numpy(cw), torch.from_numpy(cb))
+t = torch.nn.functional.batch_norm(t, torch.from_numpy(mean), torch.from_numpy(var), torch.from_numpy(scale),
+                                   torch.from_numpy(bias), False, 0.0, 1e-5)
+t = torch.nn.functional.max_pool2d(t, 2, 2)
+t = t.mean((2, 3))
+y = (t @ torch.from_numpy(gw).T + torch.from_numpy(gb)).numpy()
+g = helper.make_graph(
+    [helper.make_node("Conv", ["x", "cw", "cb"], ["c"], name="conv", pads=[1, 0, 0, 1], kernel_shape=[3, 3]),
+     helper.make_node("BatchNormalization", ["c", "s", "bb", "m", "v"], ["n"], name="bn"),
+     helper.make_node("MaxPool", ["n"], ["p"], name="pool", kernel_shape=[2, 2], strides=[2, 2]),
+     helper.make_node("GlobalAveragePool", ["p"], ["gap"], name="gap"),
+     helper.make_node("Flatten", ["gap"], ["f"], name="flat"),
+     helper.make_node("Gemm", ["f", "gw", "gb"], ["y"], name="fc", transB=1)],
+    "conv_bn", [vi("x", F, [2, 3, 8, 8])], [vi("y", F, [2, 5])],
+    [numpy_helper.from_array(a, n) for a, n in
+     ((cw, "cw"), (cb, "cb"), (scale, "s"), (bias, "bb"), (mean, "m"), (var, "v"), (gw, "gw"), (gb, "gb"))])
+save("conv_bn", g, [x], [y])
+
+# shape_fold: Reshape's target computed from Shape -> Gather -> Unsqueeze -> Concat at import.
+x = rng.standard_normal((2, 3, 4)).astype(np.float32)
+g = helper.make_graph(
+    [helper.make_node("Shape", ["x"], ["s"], name="shape"),
+     helper.make_node("Gather", ["s", "zero"], ["n"], name="gather", axis=0),
+     helper.make_node("Unsqueeze", ["n", "axes"], ["n1"], name="unsq"),
+     helper.make_node("Concat", ["n1", "minus1"], ["target"], name="cat", axis=0),
+     helper.make_node("Reshape", ["x", "target"], ["y"], name="reshape")],
+    "shape_fold", [vi("x", F, [2, 3, 4])], [vi("y", F, [2, 12])],
+    [numpy_helper.from_array(np.array(0, np.int64), "zero"), numpy_helper.from_array(np.array([0], np.int64), "axes"),
+     numpy_helper.from_array(np.array([-1], np.int64), "minus1")])
+save("shape_fold", g, [x], [x.reshape(2, 12)])
+
+# dynamic: a symbolic batch dimension.
+x = rng.standard_normal((3, 4)).astype(np.float32)
+c = rng.standard_normal((4,)).astype(np.float32)
+g = helper.make_graph(
+    [helper.make_node("Add", ["x", "c"], ["a"], name="add"), helper.make_node("Tanh", ["a"], ["y"], name="tanh")],
+    "dynamic", [vi("x", F, ["batch", 4])], [vi("y", F, ["batch", 4])], [numpy_helper.from_array(c, "c")])
+save("dynamic", g, [x], [np.tanh(x + c)])
+
+# Error models.
+g = helper.make_graph(
+    [helper.make_node("FancyOp", ["x"], ["a"], name="f1"), helper.make_node("Relu", ["a"], ["b"], name="r"),
+     helper.make_node("FancyOp", ["b"], ["c"], name="f2"), helper.make_node("OtherOp", ["c"], ["y"], name="o1")],
+    "unsupported", [vi("x", F, [2])], [vi("y", F, [2])])
+save("unsupported", g)
+
+bad = TensorProto(name="W", data_type=F, dims=[2, 3], raw_data=b"\0" * 20)
+g = helper.make_graph([helper.make_node("Add", ["x", "W"], ["y"], name="add")], "bad_init",
+                      [vi("x", F, [2, 3])], [vi("y", F, [2, 3])], [bad])
+save("bad_init", g)
+
+huge = TensorProto(name="W", data_type=F, dims=[1 << 31, 1 << 31, 4], raw_data=b"\0" * 16)
+g = helper.make_graph([helper.make_node("Add", ["x", "W"], ["y"], name="add")], "huge_init",
+                      [vi("x", F, [2])], [vi("y", F, [2])], [huge])
+save("huge_init", g)
+
+ext = TensorProto(name="W", data_type=F, dims=[2], data_location=TensorProto.EXTERNAL)
+ext.external_data.add(key="location", value="/etc/passwd")
+g = helper.make_graph([helper.make_node("Add", ["x", "W"], ["y"], name="add")], "external",
+                      [vi("x", F, [2])], [vi("y", F, [2])], [ext])
+save("external", g)
+
+g = helper.make_graph([helper.make_node("Add", ["x", "nowhere"], ["y"], name="add_missing")], "undefined",
+                      [vi("x", F, [2])], [vi("y", F, [2])])
+save("undefined", g)
+
+g = helper.make_graph([helper.make_node("Reshape", ["x", "shape"], ["y"], name="dyn_reshape")], "value_dependent",
+                      [vi("x", F, [2, 3]), vi("shape", TensorProto.INT64, [2])], [vi("y", F, [3, 2])])
+save("value_dependent", g)

@@ -1,0 +1,147 @@
+// SPDX-License-Identifier: Apache-2.0
+// ONNX import on small models written by tests/io/onnx/make_test_models.py, whose expected
+// outputs come from numpy / PyTorch; and the importer's errors on broken or unsupported files.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "io/onnx/importer.h"
+#include "io/onnx/tensor_proto.h"
+#include "spore/ops.h"
+#include "transforms/interpreter.h"
+
+namespace spore {
+namespace {
+
+namespace fs = std::filesystem;
+
+class OnnxImport : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = (fs::temp_directory_path() / ("spore_onnx_models_" + std::to_string(::getpid()))).string();
+    const std::string cmd = "/usr/bin/python3 " + std::string(SPORE_TESTS_DIR) + "/io/onnx/make_test_models.py '" + dir_ + "'";
+    ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+  }
+  static void TearDownTestSuite() { fs::remove_all(dir_); }
+  static std::string path(const std::string& f) { return dir_ + "/" + f; }
+
+  // Imports `name`.onnx, runs it on its saved inputs, checks every saved output.
+  static void run_and_check(const std::string& name, double tol) {
+    io::LoadedModel m = io::import_onnx(path(name + ".onnx"));
+    std::vector<Tensor> args;
+    for (size_t k = 0; k < m.num_data; ++k) args.push_back(io::read_tensor_proto(path(name + ".in" + std::to_string(k) + ".pb")));
+    args.insert(args.end(), m.state.begin(), m.state.end());
+    auto outs = transforms::interpret(*m.graph, args);
+    ASSERT_EQ(outs.size(), m.output_names.size());
+    for (size_t k = 0; k < outs.size(); ++k) {
+      Tensor want = io::read_tensor_proto(path(name + ".out" + std::to_string(k) + ".pb"));
+      ASSERT_EQ(outs[k].shape(), want.shape()) << name;
+      auto g = outs[k].to(DType::Float64).to_vector<double>(), w = want.to(DType::Float64).to_vector<double>();
+      for (size_t i = 0; i < g.size(); ++i) EXPECT_NEAR(g[i], w[i], tol * (1 + std::abs(w[i]))) << name << " element " << i;
+    }
+  }
+  static std::string import_error(const std::string& file) {
+    try {
+      io::import_onnx(path(file));
+    } catch (const Error& e) {
+      return e.what();
+    }
+    return "no error";
+  }
+  static inline std::string dir_;
+};
+
+TEST_F(OnnxImport, MlpMatchesTorch) {
+  run_and_check("mlp", 1e-5);
+  io::LoadedModel m = io::import_onnx(path("mlp.onnx"));
+  EXPECT_EQ(m.num_data, 1u);
+  EXPECT_EQ(m.input_names, std::vector<std::string>{"x"});
+  EXPECT_EQ(m.output_names, std::vector<std::string>{"y"});
+  EXPECT_EQ(m.state_names, (std::vector<std::string>{"W", "B"}));
+  EXPECT_EQ(m.metadata.at("format"), "onnx");
+  EXPECT_EQ(m.metadata.at("opset"), "13");
+}
+
+TEST_F(OnnxImport, ConvBatchNormPoolGemmMatchesTorch) { run_and_check("conv_bn", 1e-4); }
+
+TEST_F(OnnxImport, ShapeArithmeticFoldsAtImport) {
+  run_and_check("shape_fold", 0);
+  // Only the data input and no folded int64 shape tensors reach the graph.
+  io::LoadedModel m = io::import_onnx(path("shape_fold.onnx"));
+  EXPECT_TRUE(m.state.empty());
+}
+
+TEST_F(OnnxImport, SymbolicBatchDimension) {
+  io::LoadedModel m = io::import_onnx(path("dynamic.onnx"));
+  ASSERT_EQ(m.graph->params().size(), 2u);
+  const auto& t = std::get<ir::TensorType>(m.graph->params()[0].type);
+  ASSERT_EQ(t.shape.size(), 2u);
+  EXPECT_EQ(t.shape[0].kind(), ir::Dim::Kind::Symbol);
+  EXPECT_EQ(t.shape[0].name(), "batch");
+  EXPECT_EQ(t.shape[1], ir::Dim(4));
+  run_and_check("dynamic", 1e-6);
+}
+
+TEST_F(OnnxImport, UnsupportedOperatorsListedTogether) {
+  const std::string e = import_error("unsupported.onnx");
+  EXPECT_NE(e.find("FancyOp (nodes 'f1', 'f2')"), std::string::npos) << e;
+  EXPECT_NE(e.find("OtherOp (node 'o1')"), std::string::npos) << e;
+  EXPECT_EQ(e.find("Relu"), std::string::npos) << e;
+}
+
+TEST_F(OnnxImport, CorruptAndTruncatedFilesFailClearly) {
+  std::ifstream f(path("conv_bn.onnx"), std::ios::binary);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  const std::string bytes = ss.str();
+  // Every truncation either fails with a clear error or (cut between fields) imports.
+  for (size_t n : {size_t{0}, size_t{1}, size_t{7}, bytes.size() / 3, bytes.size() / 2, bytes.size() - 1}) {
+    try {
+      io::import_onnx_bytes(std::string_view(bytes).substr(0, n), "truncated");
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("[onnx]"), std::string::npos) << e.what();
+    }
+  }
+  EXPECT_THROW(io::import_onnx_bytes(std::string(64, '\xff'), "garbage"), Error);
+  std::string flipped = bytes;
+  for (size_t i = 0; i < flipped.size(); i += 13) flipped[i] = static_cast<char>(flipped[i] ^ 0x5a);
+  try {
+    io::import_onnx_bytes(flipped, "flipped");
+  } catch (const Error&) {
+  }
+  EXPECT_NE(import_error("no_such_file.onnx").find("cannot open"), std::string::npos);
+}
+
+TEST_F(OnnxImport, BadInitializerSizes) {
+  std::string e = import_error("bad_init.onnx");
+  EXPECT_NE(e.find("initializer 'W' has 20 bytes of raw data"), std::string::npos) << e;
+  EXPECT_NE(e.find("need 24 bytes"), std::string::npos) << e;
+  e = import_error("huge_init.onnx");
+  EXPECT_NE(e.find("more than"), std::string::npos) << e;
+  e = import_error("external.onnx");
+  EXPECT_NE(e.find("external data is not supported"), std::string::npos) << e;
+}
+
+TEST_F(OnnxImport, UndefinedInputNamesTheNode) {
+  const std::string e = import_error("undefined.onnx");
+  EXPECT_NE(e.find("node 'add_missing' (Add): input 'nowhere' is not produced"), std::string::npos) << e;
+}
+
+TEST_F(OnnxImport, ValueDependentShapeIsAClearError) {
+  const std::string e = import_error("value_dependent.onnx");
+  EXPECT_NE(e.find("node 'dyn_reshape' (Reshape): input 1 ('shape') must be known at import time"), std::string::npos) << e;
+}
+
+TEST_F(OnnxImport, TensorProtoReader) {
+  Tensor t = io::read_tensor_proto(path("mlp.in0.pb"));
+  EXPECT_EQ(t.dtype(), DType::Float32);
+  EXPECT_EQ(t.shape(), (Shape{2, 3}));
+  EXPECT_THROW(io::parse_tensor_proto(std::string(5, '\xff'), "junk"), Error);
+  EXPECT_THROW(io::read_tensor_proto(path("missing.pb")), Error);
+}
+
+}  // namespace
+}  // namespace spore
