@@ -43,6 +43,16 @@ void measure(const Tensor& a, const Tensor& b, double threshold, LayerDiff& d) {
   d.diverged = nonfinite_mismatch || d.max_rel > threshold;
 }
 
+std::string json_number(double v) {
+  if (std::isnan(v)) return "null";
+  if (std::isinf(v)) return v > 0 ? "1e309" : "-1e309";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.6g", v);
+  return buf;
+}
+
+}  // namespace
+
 std::string json_string(const std::string& s) {
   std::string out = "\"";
   for (char c : s) {
@@ -59,16 +69,6 @@ std::string json_string(const std::string& s) {
   }
   return out + "\"";
 }
-
-std::string json_number(double v) {
-  if (std::isnan(v)) return "null";
-  if (std::isinf(v)) return v > 0 ? "1e309" : "-1e309";
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.6g", v);
-  return buf;
-}
-
-}  // namespace
 
 CompareReport compare_layers(std::span<const LayerValue> a, std::span<const LayerValue> b, double threshold) {
   SPORE_CHECK(threshold >= 0 && std::isfinite(threshold), "[compare] the threshold must be a finite number >= 0, got ",

@@ -51,12 +51,13 @@ ValueInfo info_of(const std::string& name, const ir::Type& t) {
   return info;
 }
 
-// The data outputs: a model file's state updates (a training graph's BatchNorm statistics)
-// come after them and are not results of an inference run.
-size_t num_results(const ir::Graph& g) {
-  size_t n = 0;
-  for (const ir::Output& o : g.outputs()) n += o.updates ? 0 : 1;
-  return n;
+// The positions of the data outputs: a model file's state updates (a training graph's
+// BatchNorm statistics) are not results of an inference run, wherever they stand.
+std::vector<size_t> result_positions(const ir::Graph& g) {
+  std::vector<size_t> at;
+  for (size_t i = 0; i < g.outputs().size(); ++i)
+    if (!g.outputs()[i].updates) at.push_back(i);
+  return at;
 }
 
 void count_ops(const ir::Graph& g, std::map<std::string, int64_t>& hist) {
@@ -119,10 +120,10 @@ ModelFile ModelFile::open(const std::string& path) {
               "[model] '", path, "': the reader returned an inconsistent model (a bug in the ", impl->format,
               " reader)");
   for (size_t i = 0; i < m.num_data; ++i) impl->inputs.push_back(info_of(m.input_names[i], m.graph->params()[i].type));
-  const size_t results = num_results(*m.graph);
-  for (size_t i = 0; i < results; ++i) {
+  const std::vector<size_t> results = result_positions(*m.graph);
+  for (size_t i = 0; i < results.size(); ++i) {
     const std::string name = i < m.output_names.size() ? m.output_names[i] : "output_" + std::to_string(i);
-    impl->outputs.push_back(info_of(name, value_type(*m.graph, m.graph->outputs()[i].value)));
+    impl->outputs.push_back(info_of(name, value_type(*m.graph, m.graph->outputs()[results[i]].value)));
   }
   return ModelFile(std::move(impl));
 }
@@ -164,13 +165,14 @@ void check_inputs(const std::string& path, const std::vector<ValueInfo>& want, s
 std::vector<Tensor> ModelFile::run(std::span<const Tensor> inputs, Mode mode) const {
   check_inputs(impl_->path, impl_->inputs, inputs);
   const LoadedModel& m = impl_->m;
-  const size_t results = impl_->outputs.size();
-  auto interpret_all = [&m, results](std::span<const Tensor> data) {
+  const std::vector<size_t> results = result_positions(*m.graph);
+  auto interpret_all = [&m, &results](std::span<const Tensor> data) {
     std::vector<Tensor> all(data.begin(), data.end());
     all.insert(all.end(), m.state.begin(), m.state.end());
     std::vector<Tensor> out = transforms::interpret(*m.graph, all);
-    out.resize(results);
-    return out;
+    std::vector<Tensor> picked;
+    for (size_t at : results) picked.push_back(out[at]);
+    return picked;
   };
   if (mode == Mode::PyNative) return interpret_all(inputs);
   // Graph mode: the interpreter's dispatches are traced into one graph, optimized and compiled.

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -80,10 +81,14 @@ void write_atomically(const std::string& path, const char* what, const std::func
   const fs::path target(path);
   const fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
   // Built by append: GCC 12 warns falsely (-Wrestrict) on a chain of string operator+.
+  // Unique per process and call (two threads saving one path must not share a temporary file),
+  // and created exclusively.
+  static std::atomic<uint64_t> counter{0};
   std::string tmp_name = ".";
   tmp_name.append(target.filename().string()).append(".tmp.").append(std::to_string(::getpid()));
+  tmp_name.append(".").append(std::to_string(counter.fetch_add(1)));
   const std::string tmp = (dir / tmp_name).string();
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
   SPORE_CHECK(fd >= 0, what, " cannot create ", tmp, ": ", std::strerror(errno),
               "; check that the directory exists and is writable");
   try {

@@ -22,6 +22,26 @@ class Allocator {
 
 Allocator& allocator_for(Device device);
 
+/// Bounds the bytes this thread may allocate while the budget lives: untrusted work such as
+/// evaluating a model file's constant expressions at load time, where a 100-byte file can ask
+/// for a 14 GB ConstantOfShape. A request past the budget throws OutOfMemoryError naming `what`
+/// before anything is allocated. Frees give nothing back (it bounds work, not the peak); budgets
+/// nest, and the innermost one is charged first.
+class AllocationBudget {
+ public:
+  AllocationBudget(size_t bytes, const char* what);
+  ~AllocationBudget();
+  AllocationBudget(const AllocationBudget&) = delete;
+  AllocationBudget& operator=(const AllocationBudget&) = delete;
+  /// Charges `bytes` to every budget open on this thread; the allocators call it.
+  static void charge(size_t bytes);
+
+ private:
+  size_t left_;
+  const char* what_;
+  AllocationBudget* outer_;
+};
+
 /// RAII scratch memory for one kernel call.
 class ScratchBuffer {
  public:

@@ -55,6 +55,27 @@ size_t parse_limit(const char* s) {
   return static_cast<size_t>(v);
 }
 
+thread_local AllocationBudget* innermost_budget = nullptr;
+
+}  // namespace
+
+AllocationBudget::AllocationBudget(size_t bytes, const char* what)
+    : left_(bytes), what_(what), outer_(innermost_budget) {
+  innermost_budget = this;
+}
+
+AllocationBudget::~AllocationBudget() { innermost_budget = outer_; }
+
+void AllocationBudget::charge(size_t bytes) {
+  for (AllocationBudget* b = innermost_budget; b != nullptr; b = b->outer_)
+    if (bytes > b->left_)
+      throw OutOfMemoryError(detail::cat("[memory] ", b->what_, " may allocate ", human(b->left_),
+                                         " more, and a request of ", human(bytes), " would pass that budget"));
+  for (AllocationBudget* b = innermost_budget; b != nullptr; b = b->outer_) b->left_ -= bytes;
+}
+
+namespace {
+
 class CachingAllocator final : public Allocator {
  public:
   CachingAllocator() {
@@ -64,6 +85,7 @@ class CachingAllocator final : public Allocator {
 
   void* allocate(size_t nbytes) override {
     size_t cls = size_class(nbytes);
+    AllocationBudget::charge(cls);
     std::lock_guard<std::mutex> lock(mu_);
     auto& list = free_[cls];
     void* p;

@@ -103,6 +103,8 @@ TensorTree branches(const char* api, const Primitive& p, const Tensor& selector,
     SPORE_CHECK(t.outs[k].same_structure(t.outs[0]), "[", api, "] the branches return different structures: ",
                 t.outs[0].structure_str(true), " and ", t.outs[k].structure_str(true),
                 "; every branch must return the same structure, dtypes and shapes");
+  SPORE_CHECK(t.outs[0].num_leaves() > 0, "[", api, "] the branches return no tensor; a branch must return at least "
+              "one (a conditional with no result computes nothing)");
   ControlFlowAttrs a;
   a.graphs = t.graphs;
   auto leaves = operands.leaves();

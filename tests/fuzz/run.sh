@@ -37,7 +37,7 @@ TARGETS=(
   "checkpoint|src/train/checkpoint.cc|-lz|8192"
   "ir_text|src/ir/parser.cc src/ir/lexer.cc src/ir/verifier.cc||8192"
   "mindir|src/io/mindir_file.cc src/io/mindir_graph.cc src/io/tensor_section.cc|-lz -lprotobuf|65536"
-  "onnx|src/io/onnx/importer.cc src/io/onnx/proto_tensor.cc src/io/onnx/op_context.cc|-lonnx_proto -lprotobuf|65536"
+  "onnx|src/io/onnx/importer.cc src/io/onnx/op_context.cc src/io/onnx/ops_control_flow.cc src/io/onnx/ops_elementwise.cc src/io/onnx/ops_index.cc src/io/onnx/ops_loss.cc src/io/onnx/ops_nn.cc src/io/onnx/ops_quantize.cc src/io/onnx/ops_reduce.cc src/io/onnx/ops_resize.cc src/io/onnx/ops_rnn.cc src/io/onnx/ops_shape.cc src/io/onnx/ops_training.cc src/io/onnx/proto_tensor.cc|-lonnx_proto -lprotobuf|65536"
 )
 
 # One ninja file: incremental rebuilds with header dependencies, two compiles at a time at most.
@@ -82,7 +82,7 @@ for row in "${TARGETS[@]}"; do
   set +e
   ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:allocator_may_return_null=1} \
   UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1} \
-  SPORE_NUM_THREADS=1 SPORE_MEMORY_LIMIT=${SPORE_MEMORY_LIMIT:-1G} \
+  SPORE_NUM_THREADS=1 \
   "$FUZZ_DIR/fuzz_$name" "${mode[@]}" -print_final_stats=1 -rss_limit_mb=2048 -malloc_limit_mb=1024 -timeout=10 \
     -max_len="$max_len" -artifact_prefix="$FUZZ_DIR/artifacts/$name-" "$corpus" "$SRC/tests/fuzz/corpus/$name" > "$log" 2>&1
   rc=$?

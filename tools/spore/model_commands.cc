@@ -131,16 +131,19 @@ int info_command(const std::vector<std::string>& args) {
   const io::ModelSummary s = m.summary();
   if (f.has("json")) {
     std::ostringstream os;
-    os << "{\"format\": \"" << m.format() << "\", \"inputs\": [";
+    using io::json_string;
+    os << "{\"format\": " << json_string(m.format()) << ", \"inputs\": [";
     for (size_t i = 0; i < m.inputs().size(); ++i)
-      os << (i ? ", " : "") << "{\"name\": \"" << m.inputs()[i].name << "\", \"type\": \"" << m.inputs()[i].type_text << "\"}";
+      os << (i ? ", " : "") << "{\"name\": " << json_string(m.inputs()[i].name) << ", \"type\": "
+         << json_string(m.inputs()[i].type_text) << "}";
     os << "], \"outputs\": [";
     for (size_t i = 0; i < m.outputs().size(); ++i)
-      os << (i ? ", " : "") << "{\"name\": \"" << m.outputs()[i].name << "\", \"type\": \"" << m.outputs()[i].type_text << "\"}";
+      os << (i ? ", " : "") << "{\"name\": " << json_string(m.outputs()[i].name) << ", \"type\": "
+         << json_string(m.outputs()[i].type_text) << "}";
     os << "], \"parameters\": " << s.parameters << ", \"parameter_bytes\": " << s.parameter_bytes
        << ", \"flops\": " << static_cast<int64_t>(s.flops) << ", \"ops\": {";
     size_t k = 0;
-    for (const auto& [op, n] : s.op_histogram) os << (k++ ? ", " : "") << "\"" << op << "\": " << n;
+    for (const auto& [op, n] : s.op_histogram) os << (k++ ? ", " : "") << io::json_string(op) << ": " << n;
     os << "}}\n";
     std::fputs(os.str().c_str(), stdout);
     return 0;
@@ -182,7 +185,10 @@ int run_command(const std::vector<std::string>& args) {
   std::vector<Tensor> outputs = m.run(inputs, mode);
   if (f.has("output-dir")) {
     const fs::path dir = f.str("output-dir");
-    fs::create_directories(dir);
+    std::error_code ec;
+    fs::create_directories(dir, ec);
+    SPORE_CHECK(!ec && fs::is_directory(dir), "spore run: cannot use --output-dir ", dir.string(), ": ",
+                ec ? ec.message() : std::string("it is not a directory"));
     for (size_t i = 0; i < outputs.size(); ++i) {
       const fs::path file = dir / (file_name_of(m.outputs()[i].name) + ".npy");
       io::save_npy(file.string(), outputs[i]);
@@ -197,9 +203,9 @@ int run_command(const std::vector<std::string>& args) {
   }
   if (repeat > 0) {
     const Latency l = latency_of(time_runs(f.integer("warmup", 0, 1000000), repeat, [&] { m.run(inputs, mode); }));
-    std::printf("{\"model\": \"%s\", \"mode\": \"%s\", \"repeat\": %lld, \"threads\": %d, \"min_ms\": %.4f, "
+    std::printf("{\"model\": %s, \"mode\": \"%s\", \"repeat\": %lld, \"threads\": %d, \"min_ms\": %.4f, "
                 "\"median_ms\": %.4f, \"p90_ms\": %.4f, \"mean_ms\": %.4f}\n",
-                m.path().c_str(), mode == Mode::Graph ? "graph" : "pynative", static_cast<long long>(repeat),
+                io::json_string(m.path()).c_str(), mode == Mode::Graph ? "graph" : "pynative", static_cast<long long>(repeat),
                 num_threads(), l.min_ms, l.median_ms, l.p90_ms, l.mean_ms);
   }
   return 0;
@@ -264,7 +270,7 @@ int bench_command(const std::vector<std::string>& args) {
     return 0;
   const auto t0 = std::chrono::steady_clock::now();
   const ModelFile m = ModelFile::open(one_model(f, "bench"));
-  std::printf("{\"model\": \"%s\", \"load_ms\": %.3f}\n", m.path().c_str(),
+  std::printf("{\"model\": %s, \"load_ms\": %.3f}\n", io::json_string(m.path()).c_str(),
               std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
   auto list = [&](const std::string& flag, int64_t fallback) {
     std::vector<int64_t> out;
@@ -303,9 +309,9 @@ int bench_command(const std::vector<std::string>& args) {
     for (int64_t threads : list("threads", saved_threads)) {
       set_num_threads(static_cast<int>(threads));
       const Latency l = latency_of(time_runs(warmup, repeat, [&] { m.run(inputs, mode); }));
-      std::printf("{\"model\": \"%s\", \"mode\": \"%s\", \"batch\": %lld, \"threads\": %lld, \"min_ms\": %.4f, "
+      std::printf("{\"model\": %s, \"mode\": \"%s\", \"batch\": %lld, \"threads\": %lld, \"min_ms\": %.4f, "
                   "\"median_ms\": %.4f, \"p90_ms\": %.4f, \"samples_per_s\": %.1f}\n",
-                  m.path().c_str(), mode == Mode::Graph ? "graph" : "pynative", static_cast<long long>(samples),
+                  io::json_string(m.path()).c_str(), mode == Mode::Graph ? "graph" : "pynative", static_cast<long long>(samples),
                   static_cast<long long>(threads), l.min_ms, l.median_ms, l.p90_ms,
                   static_cast<double>(samples) * 1000.0 / l.median_ms);
       std::fflush(stdout);

@@ -35,5 +35,7 @@ CompareReport compare_layers(std::span<const LayerValue> a, std::span<const Laye
 std::string format_report(const CompareReport& r);
 /// The report as one JSON object.
 std::string report_json(const CompareReport& r);
+/// `s` as a JSON string literal (quoted, escaped): names and paths in the tools' JSON output.
+std::string json_string(const std::string& s);
 
 }  // namespace spore::io

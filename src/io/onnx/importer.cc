@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "io/onnx/importer.h"
 
+#include <algorithm>
 #include <cctype>
 #include <fstream>
 #include <limits>
@@ -11,6 +12,8 @@
 #include "autodiff/frames.h"
 #include "io/onnx/op_context.h"
 #include "io/onnx/proto_tensor.h"
+#include "ir/error.h"
+#include "runtime/allocator.h"
 #include "runtime/dispatch.h"
 #include "spore/scope.h"
 #include "transforms/trace.h"
@@ -222,6 +225,9 @@ struct NodeRunner {
         const std::string msg = e.what();
         if (msg.rfind("[onnx] node", 0) == 0 || msg.rfind("[onnx] a sub-graph", 0) == 0) throw;
         throw Error(label + ": " + msg);
+      } catch (const ir::Error& e) {
+        // A graph the IR refuses (a hostile file can build one): a clear error, never an escape.
+        throw Error(label + ": " + e.what());
       }
       for (int k = 0; k < n.output_size() && k < static_cast<int>(outs.size()); ++k) {
         if (n.output(k).empty() || !outs[static_cast<size_t>(k)].defined()) continue;
@@ -250,9 +256,11 @@ LoadedModel import_onnx_bytes(std::string_view bytes, const std::string& what, c
   LoadedModel out;
   std::map<std::string, Tensor> values;
   std::map<const TensorImpl*, std::string> const_names;  // folded values -> their ONNX names
+  size_t initializer_bytes = 0;
   for (const auto& init : g.initializer()) {
     SPORE_CHECK(!init.name().empty(), "[onnx] ", what, " has an initializer without a name");
     Tensor t = onnx_detail::tensor_from_proto(init, "initializer '" + init.name() + "'");
+    initializer_bytes += static_cast<size_t>(t.numel()) * t.itemsize();
     values[init.name()] = t;
     const_names.emplace(t.impl(), init.name());
   }
@@ -283,6 +291,11 @@ LoadedModel import_onnx_bytes(std::string_view bytes, const std::string& what, c
       out.input_names.push_back(v.name());
     }
     out.num_data = out.input_names.size();
+    // Folding runs the file's constant expressions now: bound what they may allocate (a legit
+    // model folds shape arithmetic and, at most, transposes of its weights; a hostile one asks
+    // for gigabytes from a few bytes).
+    runtime::AllocationBudget budget(std::max<size_t>(size_t{1} << 30, 2 * initializer_bytes),
+                                     "evaluating the ONNX file's constant expressions at import");
     NodeRunner runner{opset, depth, const_names, {}, {}};
     runner.run(g, values);
     for (const auto& o : g.output()) {

@@ -63,6 +63,18 @@ std::vector<double> OpContext::doubles_of(size_t i) const {
   return eager_values<double>(t, DType::Float64);
 }
 
+int64_t OpContext::int_scalar(size_t i) const {
+  const auto v = ints_of(i);
+  if (v.size() != 1) fail("input " + std::to_string(i) + " must hold one value, got " + std::to_string(v.size()));
+  return v[0];
+}
+
+double OpContext::double_scalar(size_t i) const {
+  const auto v = doubles_of(i);
+  if (v.size() != 1) fail("input " + std::to_string(i) + " must hold one value, got " + std::to_string(v.size()));
+  return v[0];
+}
+
 const onnx::AttributeProto* OpContext::attr(const std::string& name) const {
   for (const auto& a : node_.attribute())
     if (a.name() == name) return &a;

@@ -31,6 +31,10 @@ class OpContext {
   /// Input i's values as integers; it must be known at import time (shape-like inputs).
   std::vector<int64_t> ints_of(size_t i) const;
   std::vector<double> doubles_of(size_t i) const;
+  /// The one value of input i (a scalar or a one-element tensor known at import time); a file
+  /// that gives none or several fails naming the node.
+  int64_t int_scalar(size_t i) const;
+  double double_scalar(size_t i) const;
 
   const onnx::AttributeProto* attr(const std::string& name) const;
   int64_t i(const std::string& name, int64_t def) const;

@@ -383,8 +383,8 @@ Ts dropout_op(const OpContext& c) {
   const Tensor& x = c.in(0);
   if (c.opset() >= 12 && c.has(2)) {
     if (!c.is_constant(2)) c.fail("training_mode must be known at import time");
-    const double ratio = c.has(1) && c.is_constant(1) ? c.doubles_of(1).at(0) : (c.has(1) ? -1.0 : 0.5);
-    if (c.ints_of(2).at(0) && ratio != 0.0) c.fail("training_mode=true is not supported (inference only)");
+    const double ratio = c.has(1) && c.is_constant(1) ? c.double_scalar(1) : (c.has(1) ? -1.0 : 0.5);
+    if (c.int_scalar(2) && ratio != 0.0) c.fail("training_mode=true is not supported (inference only)");
   }
   return {x, o::ones_like(o::cast(x, DType::Bool))};
 }

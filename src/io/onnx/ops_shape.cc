@@ -114,7 +114,8 @@ Ts unsqueeze_op(const OpContext& c) {
 Ts concat_op(const OpContext& c) {
   std::vector<Tensor> xs;
   for (size_t k = 0; k < c.num_inputs(); ++k) xs.push_back(c.in(k));
-  return {o::concat(xs, axis_of(c, c.i("axis", 0), xs.at(0).dim()))};
+  if (xs.empty()) c.fail("needs at least one input");
+  return {o::concat(xs, axis_of(c, c.i("axis", 0), xs[0].dim()))};
 }
 
 Ts split_op(const OpContext& c) {
@@ -208,7 +209,7 @@ Ts scatter_elements_op(const OpContext& c) {
 
 Ts topk_op(const OpContext& c) {
   const Tensor& x = c.in(0);
-  const int64_t k = c.opset() >= 10 ? c.ints_of(1).at(0) : c.i("k", 0);
+  const int64_t k = c.opset() >= 10 ? c.int_scalar(1) : c.i("k", 0);
   const int64_t axis = axis_of(c, c.i("axis", -1), x.dim());
   if (c.opset() >= 11 && !c.i("sorted", 1)) c.fail("sorted=0 is not supported");
   auto [v, i] = o::topk(x, k, axis, c.i("largest", 1) != 0);
@@ -277,11 +278,11 @@ Ts range_op(const OpContext& c) {
   const Tensor& s = c.in(0);
   const DType dt = s.dtype();
   if (dt == DType::Float32 || dt == DType::Float64) {
-    const double b = c.doubles_of(0).at(0), e = c.doubles_of(1).at(0), d = c.doubles_of(2).at(0);
+    const double b = c.double_scalar(0), e = c.double_scalar(1), d = c.double_scalar(2);
     if (d == 0) c.fail("delta is 0");
     return {o::arange(b, e, d, {dt})};
   }
-  const int64_t b = c.ints_of(0).at(0), e = c.ints_of(1).at(0), d = c.ints_of(2).at(0);
+  const int64_t b = c.int_scalar(0), e = c.int_scalar(1), d = c.int_scalar(2);
   if (d == 0) c.fail("delta is 0");
   return {o::arange(b, e, d, {dt})};
 }
@@ -295,7 +296,7 @@ Ts pad_op(const OpContext& c) {
     value = c.f("value", 0.0);
   } else {
     pads = c.ints_of(1);
-    if (c.has(2) && c.is_constant(2)) value = c.doubles_of(2).at(0);
+    if (c.has(2) && c.is_constant(2)) value = c.double_scalar(2);
   }
   const int64_t r = x.dim();
   if (static_cast<int64_t>(pads.size()) != 2 * r) c.fail("pads has " + std::to_string(pads.size()) + " entries for rank " + std::to_string(r));
@@ -319,7 +320,7 @@ Ts pad_op(const OpContext& c) {
 }
 
 Ts trilu_op(const OpContext& c) {
-  const int64_t k = c.has(1) ? c.ints_of(1).at(0) : 0;
+  const int64_t k = c.has(1) ? c.int_scalar(1) : 0;
   return {c.i("upper", 1) ? o::triu(c.in(0), k) : o::tril(c.in(0), k)};
 }
 

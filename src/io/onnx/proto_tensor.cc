@@ -96,12 +96,19 @@ Tensor tensor_from_proto(const TensorProto& p, const std::string& what) {
     SPORE_CHECK(count == n, "[onnx] ", what, " has ", count, " values in ", field, ", but its shape ", shape_str(shape),
                 " needs ", n, "; the file is corrupt");
   };
+  // The counts are checked before allocating: a tiny file may declare 2^32 elements and hold none.
+  switch (*dt) {
+    case DType::Float32: check_count(p.float_data_size(), "float_data"); break;
+    case DType::Float64: check_count(p.double_data_size(), "double_data"); break;
+    case DType::Int64: check_count(p.int64_data_size(), "int64_data"); break;
+    default: check_count(p.int32_data_size(), "int32_data"); break;
+  }
   Tensor out = Tensor::empty(shape, *dt);
   switch (*dt) {
-    case DType::Float32: check_count(p.float_data_size(), "float_data"); copy_field(out, p.float_data(), p.data_type()); break;
-    case DType::Float64: check_count(p.double_data_size(), "double_data"); copy_field(out, p.double_data(), p.data_type()); break;
-    case DType::Int64: check_count(p.int64_data_size(), "int64_data"); copy_field(out, p.int64_data(), p.data_type()); break;
-    default: check_count(p.int32_data_size(), "int32_data"); copy_field(out, p.int32_data(), p.data_type()); break;
+    case DType::Float32: copy_field(out, p.float_data(), p.data_type()); break;
+    case DType::Float64: copy_field(out, p.double_data(), p.data_type()); break;
+    case DType::Int64: copy_field(out, p.int64_data(), p.data_type()); break;
+    default: copy_field(out, p.int32_data(), p.data_type()); break;
   }
   return out;
 }
