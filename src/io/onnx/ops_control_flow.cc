@@ -23,6 +23,8 @@ constexpr int64_t kMaxUnroll = 4096;
 // A counted loop becomes a scan over its iteration numbers, a constant of M int64s made at import:
 // an untrusted M is bounded first (2^24 iterations, 128 MB of iteration numbers).
 constexpr int64_t kMaxCountedTrips = int64_t{1} << 24;
+// A loop whose inputs are all known runs now, at import: bound that work too.
+constexpr int64_t kMaxFoldedTrips = int64_t{1} << 16;
 
 Tensor scalar_bool(const OpContext& c, const Tensor& t, const char* what) {
   if (numel_of(t.shape()) != 1) c.fail(std::string(what) + " must hold one element, got shape " + shape_str(t.shape()));
@@ -78,6 +80,10 @@ Ts loop_op(const OpContext& c) {
 
   const bool known_m = c.has(0) && c.is_constant(0);
   const bool known_cond = !c.has(1) || c.is_constant(1);
+  bool inputs_known = true;
+  for (size_t k = 0; k < c.num_inputs(); ++k) inputs_known = inputs_known && (!c.has(k) || c.is_constant(k));
+  if (inputs_known && !c.has(0))
+    c.fail("a Loop whose inputs are all constants runs at import, and without a trip count M it may never stop");
   if (known_m && known_cond) {
     const auto mv = c.ints_of(0);
     if (mv.size() != 1) c.fail("M must hold one element");
@@ -87,6 +93,9 @@ Ts loop_op(const OpContext& c) {
       if (cv.size() != 1) c.fail("cond must hold one element");
       if (!cv[0]) m = 0;
     }
+    if (inputs_known && m > kMaxFoldedTrips)
+      c.fail("a Loop whose inputs are all constants runs at import, and its trip count " + std::to_string(m) +
+             " is over the " + std::to_string(kMaxFoldedTrips) + " iterations allowed there");
     if (cond_passthrough(body) && m > kMaxCountedTrips)
       c.fail("trip count " + std::to_string(m) + " is over the " + std::to_string(kMaxCountedTrips) +
              " iterations a counted Loop may have (its iteration numbers are a constant of the graph)");
