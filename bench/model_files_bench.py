@@ -87,14 +87,16 @@ def main():
                   ("mobilenet_v2", make("mobilenet_v2"), (3, 224, 224), True),
                   ("transformer", transformer(), (128, 256), False)]
         for name, model, sample_shape, cnn in models:
-            path = tmp / f"{name}.onnx"
-            # Not under no_grad: PyTorch's fused TransformerEncoder path (not exportable) runs only then.
-            torch.onnx.export(model, torch.randn(1, *sample_shape), str(path), input_names=["input"],
-                              output_names=["output"], dynamic_axes={"input": {0: "batch"}, "output": {0: "batch"}},
-                              opset_version=14)
             peer_model = model.to(memory_format=torch.channels_last) if cnn else model
             for batch in (1, 16):
+                # One file per batch size with static shapes: the transformer's attention reshapes
+                # its batch through Shape arithmetic, which Spore's importer folds only for static
+                # sizes (docs/onnx-support.md); every engine runs the same file.
+                path = tmp / f"{name}_b{batch}.onnx"
                 x = torch.randn(batch, *sample_shape, generator=torch.Generator().manual_seed(batch))
+                # Not under no_grad: PyTorch's fused TransformerEncoder path (not exportable) runs only then.
+                torch.onnx.export(model.to(memory_format=torch.contiguous_format) if cnn else model, x, str(path),
+                                  input_names=["input"], output_names=["output"], opset_version=14)
                 xin = tmp / f"{name}_{batch}.npy"
                 np.save(xin, x.numpy())
                 budget = (1.0 if QUICK else 3.0) * (1 if batch == 1 else 2)
