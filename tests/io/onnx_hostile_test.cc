@@ -57,5 +57,10 @@ TEST_F(OnnxHostile, EmptyScalarInput) { expect_refused("topk_empty_k", "input 1 
 
 TEST_F(OnnxHostile, BranchesWithoutOutputs) { expect_refused("if_without_outputs", "the branches return no tensor"); }
 
+TEST_F(OnnxHostile, UnsupportedOperatorsInSubgraphsAreListedWithTheRest) {
+  expect_refused("unsupported_nested", "uses 2 operator(s) Spore cannot import at opset 13: NoSuchOpInBody (node 'inner'); "
+                                       "NoSuchOpOutside (node 'outer')");
+}
+
 }  // namespace
 }  // namespace spore

@@ -51,14 +51,24 @@ int model_opset(const onnx::ModelProto& m, const std::string& what) {
   return opset;
 }
 
-// Lists every node whose operator has no mapping, all at once.
-void check_supported(const onnx::GraphProto& g, int opset, const std::string& what) {
-  std::map<std::string, std::vector<std::string>> missing;
+// Nodes whose operator has no mapping, in `g` and in its sub-graphs (If branches, Loop and Scan
+// bodies; protobuf's parse depth limit bounds the nesting).
+void collect_missing(const onnx::GraphProto& g, int opset, std::map<std::string, std::vector<std::string>>& missing) {
   for (const auto& n : g.node()) {
     const std::string key = default_domain(n.domain()) ? n.op_type() : n.domain() + "::" + n.op_type();
     if (!known_domain(n.domain()) || !onnx_detail::find_op(n.op_type(), opset))
       missing[key].push_back(n.name().empty() ? "<unnamed>" : n.name());
+    for (const auto& a : n.attribute()) {
+      if (a.has_g()) collect_missing(a.g(), opset, missing);
+      for (const auto& sg : a.graphs()) collect_missing(sg, opset, missing);
+    }
   }
+}
+
+// Lists every node whose operator has no mapping, sub-graphs included, all at once.
+void check_supported(const onnx::GraphProto& g, int opset, const std::string& what) {
+  std::map<std::string, std::vector<std::string>> missing;
+  collect_missing(g, opset, missing);
   if (missing.empty()) return;
   std::ostringstream os;
   os << "[onnx] " << what << " uses " << missing.size() << " operator(s) Spore cannot import at opset " << opset << ": ";

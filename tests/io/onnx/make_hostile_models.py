@@ -34,3 +34,12 @@ empty = helper.make_graph([], "empty", [], [])
 c = helper.make_tensor_value_info("c", B, [])
 model("if_without_outputs", [helper.make_node("If", ["c"], [], then_branch=empty, else_branch=empty),
                              helper.make_node("Identity", ["x"], ["y"])], [c, x], [y])
+# Unsupported operators at the top and inside a Loop body: one error lists both.
+body = helper.make_graph([helper.make_node("Identity", ["c_in"], ["c_out"]),
+                          helper.make_node("NoSuchOpInBody", ["v_in"], ["v_out"], name="inner")],
+                         "body", [helper.make_tensor_value_info("i", I, []), helper.make_tensor_value_info("c_in", B, []),
+                                  helper.make_tensor_value_info("v_in", F, [2])],
+                         [helper.make_tensor_value_info("c_out", B, []), helper.make_tensor_value_info("v_out", F, [2])])
+trips = helper.make_tensor("trips", I, [], [3])
+model("unsupported_nested", [helper.make_node("NoSuchOpOutside", ["x"], ["t"], name="outer"),
+                             helper.make_node("Loop", ["trips", "", "t"], ["y"], body=body)], [x], [y], [trips])
