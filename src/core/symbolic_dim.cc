@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "core/attrs.h"
+#include "core/dim_expr.h"
 #include "spore/error.h"
 #include "spore/shape.h"
 
@@ -123,6 +124,20 @@ Dim dim_floordiv(Dim a, Dim b) {
   Dim x, c;
   if (!is_symbolic(b) && b > 0 && symbol_times_constant(a, x, c) && c % b == 0) return dim_mul(x, c / b);
   return make_expr('/', a, b);
+}
+
+bool dim_parts(Dim d, char& op, Dim& a, Dim& b, std::string& name) {
+  if (!is_symbolic(d)) return false;
+  auto& t = table();
+  std::lock_guard<std::mutex> lock(t.mu);
+  const auto i = static_cast<uint64_t>(kSymbolBase - d);
+  if (i >= t.entries.size()) return false;
+  const SymEntry& e = t.entries[i];
+  op = e.op;
+  a = e.a;
+  b = e.b;
+  name = e.name;
+  return true;
 }
 
 bool is_symbol_id(int64_t v) {

@@ -105,6 +105,12 @@ const Primitive& slice_def() {
       [](const SliceAttrs& a, std::span<const TensorType> in, OutTypes& out) {
         Shape s = in[0].shape;
         for (size_t i = 0; i < s.size(); ++i) {
+          if (is_symbolic(a.starts[i]) || is_symbolic(a.stops[i])) {
+            // An axis of symbolic size (a traced batch) kept or sliced: a symbolic length.
+            const Dim len = dim_sub(a.stops[i], a.starts[i]);
+            s[i] = a.steps[i] == 1 ? len : dim_floordiv(dim_add(len, a.steps[i] - 1), a.steps[i]);
+            continue;
+          }
           int64_t len = a.stops[i] - a.starts[i];
           s[i] = len <= 0 ? 0 : (len + a.steps[i] - 1) / a.steps[i];
         }

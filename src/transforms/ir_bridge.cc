@@ -4,29 +4,53 @@
 #include <mutex>
 
 #include "autodiff/frames.h"
+#include "core/dim_expr.h"
 #include "ir/error.h"
-#include "transforms/control_flow.h"
 #include "ir/op_info.h"
 #include "spore/ops.h"
+#include "transforms/control_flow.h"
 
 namespace spore::transforms {
 
 ir::DType to_ir(DType t) { return static_cast<ir::DType>(static_cast<int>(t)); }
 DType from_ir(ir::DType t) { return static_cast<DType>(static_cast<int>(t)); }
 
+namespace {
+
+// A symbolic size as an IR dimension: symbols by name, expressions (batch * 4) as trees.
+ir::Dim ir_dim_of(Dim d) {
+  if (!is_symbolic(d)) return ir::Dim(d);
+  char op = 0;
+  Dim a = 0, b = 0;
+  std::string name;
+  SPORE_CHECK(dim_parts(d, op, a, b, name), "[jit] the size ", d, " is neither a size nor a symbolic dimension");
+  switch (op) {
+    case 's': return ir::Dim::symbol(name);
+    case '+': return ir::Dim::expr(ir::Dim::Kind::Add, ir_dim_of(a), ir_dim_of(b));
+    case '-': return ir::Dim::expr(ir::Dim::Kind::Sub, ir_dim_of(a), ir_dim_of(b));
+    case '*': return ir::Dim::expr(ir::Dim::Kind::Mul, ir_dim_of(a), ir_dim_of(b));
+    default: return ir::Dim::expr(ir::Dim::Kind::FloorDiv, ir_dim_of(a), ir_dim_of(b));
+  }
+}
+
+Dim dim_of(const ir::Dim& d) {
+  switch (d.kind()) {
+    case ir::Dim::Kind::Const: return d.value();
+    case ir::Dim::Kind::Symbol: return symbol_named(d.name());
+    case ir::Dim::Kind::Add: return dim_add(dim_of(d.lhs()), dim_of(d.rhs()));
+    case ir::Dim::Kind::Sub: return dim_sub(dim_of(d.lhs()), dim_of(d.rhs()));
+    case ir::Dim::Kind::Mul: return dim_mul(dim_of(d.lhs()), dim_of(d.rhs()));
+    default: return dim_floordiv(dim_of(d.lhs()), dim_of(d.rhs()));
+  }
+}
+
+}  // namespace
+
 ir::TensorType to_ir(const TensorType& t) {
   ir::TensorType r;
   r.dtype = to_ir(t.dtype);
   r.weak = t.weak;
-  for (Dim d : t.shape) {
-    if (!is_symbolic(d)) {
-      r.shape.emplace_back(d);
-      continue;
-    }
-    SPORE_CHECK(is_plain_symbol(d), "[jit] the dimension ", dim_str(d),
-                " is an expression of symbols, which the IR bridge does not carry yet");
-    r.shape.push_back(ir::Dim::symbol(dim_str(d)));
-  }
+  for (Dim d : t.shape) r.shape.push_back(ir_dim_of(d));
   return r;
 }
 
@@ -34,11 +58,7 @@ TensorType from_ir(const ir::TensorType& t) {
   TensorType r;
   r.dtype = from_ir(t.dtype);
   r.weak = t.weak;
-  for (const ir::Dim& d : t.shape) {
-    if (d.is_const()) r.shape.push_back(d.value());
-    else if (d.kind() == ir::Dim::Kind::Symbol) r.shape.push_back(symbol_named(d.name()));
-    else throw ir::Error("[jit] the dimension " + d.str() + " is an expression, which the bridge does not carry yet");
-  }
+  for (const ir::Dim& d : t.shape) r.shape.push_back(dim_of(d));
   return r;
 }
 

@@ -72,7 +72,7 @@ def real_models():
     g = torch.Generator().manual_seed(1)
     return [("resnet18", resnet, torch.randn(2, 3, 224, 224, generator=g), True),
             ("mobilenet_v2", mobilenet, torch.randn(1, 3, 224, 224, generator=g), False),
-            ("transformer", transformer, torch.randn(2, 16, 64, generator=g), False)]
+            ("transformer", transformer, torch.randn(2, 16, 64, generator=g), True)]
 
 
 def test_real_models(tmp):

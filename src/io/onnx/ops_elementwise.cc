@@ -2,9 +2,12 @@
 // Elementwise ONNX operators: math, activations, comparisons, logic and casts. ONNX keeps the
 // input dtype where PyTorch-style promotion might not (integer Div, Pow with an int exponent,
 // Mean), so those mappings cast back to the dtype the spec gives.
+#include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
 
+#include "core/attrs.h"
 #include "io/onnx/op_context.h"
 #include "io/onnx/proto_tensor.h"
 #include "spore/ops.h"
@@ -23,10 +26,47 @@ Tensor lit(double v) { return o::weak_scalar(v); }
 
 template <Tensor (*F)(const Tensor&)>
 Ts unary(const OpContext& c) { return {F(c.in(0))}; }
-template <Tensor (*F)(const Tensor&, const Tensor&)>
-Ts binary(const OpContext& c) { return {F(c.in(0), c.in(1))}; }
+
+// Shape arithmetic over a symbolic batch: `Shape` of a traced input gives int64 values that are
+// symbolic dimensions (docs/mindir.md), and exporters compute sizes from them (batch * heads).
+// Integer arithmetic on such constants is dimension arithmetic, folded into a symbolic size.
+std::optional<Tensor> symbolic_arith(const OpContext& c, char op) {
+  if (c.num_inputs() != 2 || !c.is_constant(0) || !c.is_constant(1) || c.in(0).dtype() != DType::Int64 ||
+      c.in(1).dtype() != DType::Int64)
+    return std::nullopt;
+  const std::vector<int64_t> a = c.ints_of(0), b = c.ints_of(1);
+  bool symbolic = false;
+  for (int64_t v : a) symbolic = symbolic || is_symbol_id(v);
+  for (int64_t v : b) symbolic = symbolic || is_symbol_id(v);
+  if (!symbolic) return std::nullopt;
+  if (a.size() != b.size() && a.size() != 1 && b.size() != 1)
+    c.fail("shape arithmetic over symbolic sizes broadcasts only a single value");
+  const Tensor& shaped = a.size() >= b.size() ? c.in(0) : c.in(1);
+  std::vector<int64_t> out(std::max(a.size(), b.size()));
+  for (size_t i = 0; i < out.size(); ++i) {
+    const Dim x = a[a.size() == 1 ? 0 : i], y = b[b.size() == 1 ? 0 : i];
+    switch (op) {
+      case '+': out[i] = dim_add(x, y); break;
+      case '-': out[i] = dim_sub(x, y); break;
+      case '*': out[i] = dim_mul(x, y); break;
+      default:
+        if (y <= 0) c.fail("divides a symbolic size by " + std::to_string(y));
+        out[i] = dim_floordiv(x, y);  // sizes are not negative: truncation is floor
+    }
+  }
+  const Shape shape = shaped.shape();
+  return at_import([&] { return o::from_vector(out, shape, DType::Int64); });
+}
+
+template <Tensor (*F)(const Tensor&, const Tensor&), char Op = 0>
+Ts binary(const OpContext& c) {
+  if constexpr (Op != 0)
+    if (auto t = symbolic_arith(c, Op)) return {*t};
+  return {F(c.in(0), c.in(1))};
+}
 
 Ts div_op(const OpContext& c) {
+  if (auto t = symbolic_arith(c, '/')) return {*t};
   const Tensor &a = c.in(0), &b = c.in(1);
   if (is_float(a.dtype())) return {o::div(a, b)};
   // ONNX integer division truncates toward zero.
@@ -174,8 +214,8 @@ void add_elementwise_ops(OpTable& t) {
       {"Ceil", 1, 17, unary<o::ceil>},         {"Round", 1, 17, unary<o::round>},
       {"Sign", 1, 17, unary<o::sign>},         {"IsNaN", 1, 17, unary<o::isnan>},
       {"IsInf", 1, 17, isinf_op},              {"Not", 1, 17, not_op},
-      {"Add", 7, 17, binary<o::add>},          {"Sub", 7, 17, binary<o::sub>},
-      {"Mul", 7, 17, binary<o::mul>},          {"Div", 7, 17, div_op},
+      {"Add", 7, 17, binary<o::add, '+'>},     {"Sub", 7, 17, binary<o::sub, '-'>},
+      {"Mul", 7, 17, binary<o::mul, '*'>},          {"Div", 7, 17, div_op},
       {"Pow", 7, 17, pow_op},                  {"Mod", 10, 17, mod_op},
       {"Equal", 7, 17, binary<o::equal>},      {"Less", 7, 17, binary<o::less>},
       {"Greater", 7, 17, binary<o::greater>},  {"LessOrEqual", 12, 17, binary<o::less_equal>},

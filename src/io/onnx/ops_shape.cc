@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <numeric>
 
+#include "core/attrs.h"
 #include "io/onnx/op_context.h"
 #include "io/onnx/proto_tensor.h"
 #include "spore/ops.h"
@@ -42,7 +43,7 @@ Ts reshape_op(const OpContext& c) {
       out.push_back(1);
       continue;
     }
-    if (d < -1) c.fail("invalid shape entry " + std::to_string(d));
+    if (d < -1 && !is_symbol_id(d)) c.fail("invalid shape entry " + std::to_string(d));
     out.push_back(d);
     known = dim_mul(known, d);
   }
@@ -227,15 +228,16 @@ Ts tile_op(const OpContext& c) { return {o::tile(c.in(0), c.ints_of(1))}; }
 
 Ts shape_op(const OpContext& c) {
   const Tensor& x = c.in(0);
-  check_static(c, x);
   const int64_t r = x.dim();
   int64_t b = c.i("start", 0), e = c.i("end", r);
   if (b < 0) b += r;
   if (e < 0) e += r;
   b = std::clamp<int64_t>(b, 0, r);
   e = std::clamp<int64_t>(e, b, r);
+  // A constant even for a traced input: its symbolic sizes (the batch) are int64 values that
+  // Reshape, Expand and the shape arithmetic above take as symbolic dimensions.
   std::vector<int64_t> dims(x.shape().begin() + b, x.shape().begin() + e);
-  return {o::from_vector(dims, {static_cast<Dim>(dims.size())}, DType::Int64)};
+  return {at_import([&] { return o::from_vector(dims, {static_cast<Dim>(dims.size())}, DType::Int64); })};
 }
 
 Ts size_op(const OpContext& c) {
