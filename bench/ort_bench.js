@@ -6,20 +6,8 @@
 // and 16 on 224x224 inputs. One JSON line per (model, batch): the median latency of timed runs
 // after warm-up, and the max |difference| of its output on input.npy from torch's output.npy.
 'use strict';
-const fs = require('fs');
 const path = require('path');
-
-function readNpyF32(file) {
-  const buf = fs.readFileSync(file);
-  const major = buf[6];
-  const hlen = major === 1 ? buf.readUInt16LE(8) : buf.readUInt32LE(8);
-  const start = (major === 1 ? 10 : 12) + hlen;
-  const header = buf.toString('latin1', major === 1 ? 10 : 12, start);
-  if (!header.includes("'<f4'")) throw new Error(`${file}: expected float32 little-endian, header ${header}`);
-  const shape = header.match(/'shape':\s*\(([^)]*)\)/)[1].split(',').filter((s) => s.trim()).map(Number);
-  const data = new Float32Array(buf.buffer.slice(buf.byteOffset + start, buf.byteOffset + buf.length));
-  return { shape, data };
-}
+const { readNpyF32 } = require('./npy');
 
 async function main() {
   const [ortDir, modelsDir, ...names] = process.argv.slice(2);

@@ -4,20 +4,8 @@
 // threads, one inter-op thread, all graph optimizations. Prints one JSON line: the median and
 // minimum latency of the timed runs after 3 warm-up runs, and the output's first values.
 'use strict';
-const fs = require('fs');
 const path = require('path');
-
-function readNpyF32(file) {
-  const buf = fs.readFileSync(file);
-  const major = buf[6];
-  const hlen = major === 1 ? buf.readUInt16LE(8) : buf.readUInt32LE(8);
-  const start = (major === 1 ? 10 : 12) + hlen;
-  const header = buf.toString('latin1', major === 1 ? 10 : 12, start);
-  if (!header.includes("'<f4'")) throw new Error(`${file}: expected float32 little-endian, header ${header}`);
-  const shape = header.match(/'shape':\s*\(([^)]*)\)/)[1].split(',').filter((s) => s.trim()).map(Number);
-  const data = new Float32Array(buf.buffer.slice(buf.byteOffset + start, buf.byteOffset + buf.length));
-  return { shape, data };
-}
+const { readNpyF32 } = require('./npy');
 
 async function main() {
   const [ortDir, model, input, budgetMs] = process.argv.slice(2);

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include <spore/data/sources.h>
+#include <spore/io/compare.h>
 #include <spore/models/classic.h>
 #include <spore/optim/optim.h>
 #include <spore/spore.h>
@@ -80,21 +81,8 @@ Restored restore_network(const train::Checkpoint& c, const std::string& path) {
   return r;
 }
 
-// A JSON string literal (paths may hold quotes or backslashes).
-std::string json_string(const std::string& s) {
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"' || c == '\\') out += '\\';
-    if (static_cast<unsigned char>(c) < 0x20) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\u%04x", c);
-      out += buf;
-    } else {
-      out += c;
-    }
-  }
-  return out + "\"";
-}
+// JSON string literals (paths may hold quotes or backslashes): the model tools' one.
+using io::json_string;
 
 std::string json_double(double v) {
   char buf[32];

@@ -63,6 +63,11 @@ std::vector<double> OpContext::doubles_of(size_t i) const {
   return eager_values<double>(t, DType::Float64);
 }
 
+void OpContext::check_static(const Tensor& x) const {
+  for (Dim d : x.shape())
+    if (is_symbolic(d)) fail("needs a static input shape, got " + shape_str(x.shape()));
+}
+
 int64_t OpContext::int_scalar(size_t i) const {
   const auto v = ints_of(i);
   if (v.size() != 1) fail("input " + std::to_string(i) + " must hold one value, got " + std::to_string(v.size()));

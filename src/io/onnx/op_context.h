@@ -34,6 +34,8 @@ class OpContext {
   /// The one value of input i (a scalar or a one-element tensor known at import time); a file
   /// that gives none or several fails naming the node.
   int64_t int_scalar(size_t i) const;
+  /// Fails naming the node unless every size of `x` is known (a mapping that needs them).
+  void check_static(const Tensor& x) const;
   double double_scalar(size_t i) const;
 
   const onnx::AttributeProto* attr(const std::string& name) const;

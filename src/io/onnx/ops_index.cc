@@ -19,11 +19,6 @@ namespace {
 using Ts = std::vector<Tensor>;
 namespace o = spore::ops;
 
-void check_static(const OpContext& c, const Tensor& x) {
-  for (Dim d : x.shape())
-    if (is_symbolic(d)) c.fail("needs a static input shape, got " + shape_str(x.shape()));
-}
-
 Ts one_hot_op(const OpContext& c) {
   const Tensor& idx = c.in(0);
   const auto depth_v = c.doubles_of(1);
@@ -69,8 +64,8 @@ Tensor linear_index(const OpContext& c, const Tensor& data, const Tensor& indice
 Ts gather_nd_op(const OpContext& c) {
   const Tensor& data = c.in(0);
   const Tensor& indices = c.in(1);
-  check_static(c, data);
-  check_static(c, indices);
+  c.check_static(data);
+  c.check_static(indices);
   const int64_t b = c.i("batch_dims", 0);
   if (b < 0 || b >= std::min(data.dim(), indices.dim())) c.fail("batch_dims " + std::to_string(b) + " is out of range");
   const int64_t k = indices.size(-1);
@@ -90,8 +85,8 @@ Ts scatter_nd_op(const OpContext& c) {
   const Tensor& data = c.in(0);
   const Tensor& indices = c.in(1);
   const Tensor& updates = c.in(2);
-  check_static(c, data);
-  check_static(c, indices);
+  c.check_static(data);
+  c.check_static(indices);
   const std::string red = c.s("reduction", "none");
   const int64_t k = indices.size(-1);
   int64_t np = 1, nr = 1;
@@ -192,7 +187,7 @@ Ts window_op(const OpContext& c) {
 
 Ts reverse_sequence_op(const OpContext& c) {
   const Tensor& x = c.in(0);
-  check_static(c, x);
+  c.check_static(x);
   const auto lens = c.ints_of(1);
   const int64_t ta = axis_of(c, c.i("time_axis", 0), x.dim()), ba = axis_of(c, c.i("batch_axis", 1), x.dim());
   if (ta == ba || std::min(ta, ba) != 0 || std::max(ta, ba) != 1) c.fail("time_axis and batch_axis must be 0 and 1");

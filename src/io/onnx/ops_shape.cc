@@ -17,11 +17,6 @@ namespace {
 using Ts = std::vector<Tensor>;
 namespace o = spore::ops;
 
-void check_static(const OpContext& c, const Tensor& x) {
-  for (Dim d : x.shape())
-    if (is_symbolic(d)) c.fail("needs a static input shape, got " + shape_str(x.shape()));
-}
-
 Ts identity_op(const OpContext& c) { return {c.in(0)}; }
 
 Ts reshape_op(const OpContext& c) {
@@ -241,7 +236,7 @@ Ts shape_op(const OpContext& c) {
 }
 
 Ts size_op(const OpContext& c) {
-  check_static(c, c.in(0));
+  c.check_static(c.in(0));
   return {o::scalar_tensor(c.in(0).numel(), DType::Int64)};
 }
 
