@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // save_npy / load_npy on files, and the atomic replace both writers use.
-#include "io/npy_file.h"
+#include "io/atomic_file.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -53,38 +53,6 @@ void read_all(int fd, void* p, size_t n, uint64_t at, const std::string& what) {
 }
 
 }  // namespace
-
-std::string temp_path_for(const std::string& path) {
-  static std::atomic<uint64_t> counter{0};
-  const fs::path target(path);
-  const fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
-  // Appended piecewise: GCC 12 misreports `"." + std::string` as an overlapping memcpy (-Wrestrict).
-  std::string name(1, '.');
-  name += target.filename().string();
-  name += ".tmp.";
-  name += std::to_string(::getpid());
-  name += '.';
-  name += std::to_string(counter.fetch_add(1));
-  return (dir / name).string();
-}
-
-void commit_temp(const std::string& tmp, const std::string& path, const std::string& what) {
-  std::error_code ec;
-  Fd f{::open(tmp.c_str(), O_RDONLY | O_CLOEXEC)};
-  const bool synced = f.fd >= 0 && ::fsync(f.fd) == 0;
-  const int sync_errno = errno;
-  if (synced) fs::rename(tmp, path, ec);
-  if (!synced || ec) {
-    fs::remove(tmp, ec);
-    SPORE_CHECK(false, what, ": cannot replace ", path, ": ", synced ? ec.message() : std::strerror(sync_errno),
-                "; check that the directory is writable");
-  }
-  // The rename is durable only once the directory entry is on disk.
-  const fs::path target(path);
-  Fd d{::open((target.has_parent_path() ? target.parent_path() : fs::path(".")).c_str(),
-              O_RDONLY | O_DIRECTORY | O_CLOEXEC)};
-  if (d.fd >= 0) ::fsync(d.fd);
-}
 
 void save_npy(const std::string& path, const Tensor& t) {
   const std::string what = "[save_npy] " + path;

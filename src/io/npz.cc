@@ -11,7 +11,7 @@
 #include <set>
 
 #include "io/npy_array.h"
-#include "io/npy_file.h"
+#include "io/atomic_file.h"
 #include "io/npy_header.h"
 #include "spore/io/npy.h"
 

@@ -9,11 +9,11 @@
 
 #include <algorithm>
 #include <array>
-#include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
 
+#include "io/atomic_file.h"
 #include "spore/error.h"
 
 namespace spore::io {
@@ -77,41 +77,21 @@ void FileWriter::pad_to_alignment() {
 }
 
 void write_atomically(const std::string& path, const char* what, const std::function<void(FileWriter&)>& fill) {
-  namespace fs = std::filesystem;
-  const fs::path target(path);
-  const fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
-  // Built by append: GCC 12 warns falsely (-Wrestrict) on a chain of string operator+.
-  // Unique per process and call (two threads saving one path must not share a temporary file),
-  // and created exclusively.
-  static std::atomic<uint64_t> counter{0};
-  std::string tmp_name = ".";
-  tmp_name.append(target.filename().string()).append(".tmp.").append(std::to_string(::getpid()));
-  tmp_name.append(".").append(std::to_string(counter.fetch_add(1)));
-  const std::string tmp = (dir / tmp_name).string();
+  const std::string tmp = temp_path_for(path);
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
   SPORE_CHECK(fd >= 0, what, " cannot create ", tmp, ": ", std::strerror(errno),
               "; check that the directory exists and is writable");
   try {
     FileWriter w(fd, tmp);
     fill(w);
-    SPORE_CHECK(::fsync(fd) == 0, what, " fsync of ", tmp, " failed: ", std::strerror(errno));
-    ::close(fd);
-    fd = -1;
-    std::error_code ec;
-    fs::rename(tmp, target, ec);
-    SPORE_CHECK(!ec, what, " cannot rename ", tmp, " to ", path, ": ", ec.message());
-    // The rename itself is durable only once the directory entry is on disk.
-    const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (dfd >= 0) {
-      ::fsync(dfd);
-      ::close(dfd);
-    }
   } catch (...) {
-    if (fd >= 0) ::close(fd);
+    ::close(fd);
     std::error_code ec;
-    fs::remove(tmp, ec);
+    std::filesystem::remove(tmp, ec);
     throw;
   }
+  ::close(fd);
+  commit_temp(tmp, path, what);
 }
 
 }  // namespace spore::io

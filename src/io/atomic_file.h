@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
-// Atomic replacement of a file, shared by the .npy and .npz writers: write a temporary file in
-// the target's directory, fsync it, rename it over the target, fsync the directory.
+// Atomic replacement of a file, shared by every writer in src/io (.npy, .npz, MindIR, ONNX
+// export): write a temporary file in the target's directory, fsync it, rename it over the
+// target, fsync the directory. A crash or an error leaves the previous file as it was.
 #include <string>
 
 namespace spore::io {
 
-/// A fresh temporary name in the directory of `path` (so the final rename stays on one file system).
+/// A fresh temporary name in the directory of `path` (so the final rename stays on one file
+/// system), unique per process and call.
 std::string temp_path_for(const std::string& path);
 /// Makes the finished temporary file `tmp` durable and renames it onto `path`; removes `tmp` and
 /// throws spore::Error (prefixed by `what`) when that fails.
