@@ -110,10 +110,8 @@ Ts clip_op(const OpContext& c) {
   if (c.opset() < 11) {
     const double lo = c.f("min", -std::numeric_limits<double>::infinity());
     const double hi = c.f("max", std::numeric_limits<double>::infinity());
-    return {o::clamp(x, lo, hi)};
+    return {o::minimum(o::maximum(x, lit(lo)), lit(hi))};
   }
-  // Both bounds: one clamp, one pass over the tensor (MobileNet's ReLU6 is a Clip per block).
-  if (c.has(1) && c.has(2)) return {o::clamp(x, c.in(1), c.in(2))};
   if (c.has(1)) x = o::maximum(x, c.in(1));
   if (c.has(2)) x = o::minimum(x, c.in(2));
   return {x};
