@@ -87,14 +87,15 @@ for row in "${TARGETS[@]}"; do
     -max_len="$max_len" -artifact_prefix="$FUZZ_DIR/artifacts/$name-" "$corpus" "$SRC/tests/fuzz/corpus/$name" > "$log" 2>&1
   rc=$?
   set -e
-  execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
-  cov=$(grep -oE 'cov: [0-9]+ ft: [0-9]+' "$log" | tail -1)
+  # (A target that dies before its first report prints no stats: keep going to print its row.)
+  execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1 || true)
+  cov=$(grep -oE 'cov: [0-9]+ ft: [0-9]+' "$log" | tail -1 || true)
   covn=$(echo "$cov" | awk '{print $2}')
   ftn=$(echo "$cov" | awk '{print $4}')
   if [ $rc -eq 0 ]; then result=ok; else result="FAILED (rc $rc, log $log)"; failed+=("$name"); fi
   printf '%-12s %12s %10s %8s %8s  %s\n' "$name" "$SECONDS_PER_TARGET" "${execs:-?}" "${covn:-?}" "${ftn:-?}" "$result"
   if [ $rc -ne 0 ]; then
-    grep -E 'ERROR:|SUMMARY:|runtime error|Test unit written|terminate called|what\(\)' "$log" | head -20 | sed 's/^/    /'
+    grep -E 'ERROR:|SUMMARY:|runtime error|Test unit written|terminate called|what\(\)|No such file|exiting' "$log" | head -20 | sed 's/^/    /' || true
   fi
 done
 if [ ${#failed[@]} -gt 0 ]; then

@@ -15,6 +15,7 @@
 #include "core/primitive.h"
 #include "io/mindir_file.h"
 #include "mindir_test_util.h"
+#include "roundtrip_programs.h"
 #include "spore/io/mindir.h"
 
 namespace spore {
@@ -100,49 +101,10 @@ void check_program(const std::string& name, const Fn& f, const std::vector<Tenso
 
 TEST(MindirRoundTrip, EveryPrimitive) {
   std::set<std::string> seen;
-  for (const auto& c : gradcheck::all_cases())
-    check_program(c.name, [&c](const std::vector<Tensor>& x) { return std::vector<Tensor>{c.fn(x)}; }, c.inputs, seen);
-  Tensor a = tensor({{1.5, -2.0, 0.0}, {3.0, 0.5, -1.0}}), b = tensor({{1.0, -2.0, 2.0}, {0.0, 0.5, 4.0}});
-  Tensor ia = tensor({{3, 5, 6}, {1, 0, 7}}).to(DType::Int32), ib = tensor({{1, 4, 2}, {7, 2, 1}}).to(DType::Int32);
-  std::vector<std::pair<std::string, Fn>> programs = {
-      {"compare", [](auto& x) { return std::vector<Tensor>{equal(x[0], x[1]), not_equal(x[0], x[1]), x[0] < x[1], x[0] <= x[1], x[0] > x[1], x[0] >= x[1]}; }},
-      {"logical", [](auto& x) {
-         Tensor p = x[0] > 0.0, q = x[1] > 0.0;
-         return std::vector<Tensor>{logical_and(p, q), logical_or(p, q), logical_xor(p, q), logical_not(p)};
-       }},
-      {"predicates", [](auto& x) { return std::vector<Tensor>{isnan(x[0] / x[1]), isinf(x[0] / x[1]), isfinite(x[0] / x[1])}; }},
-      {"arg_and_bool_reductions", [](auto& x) {
-         return std::vector<Tensor>{argmax(x[0], 1), argmin(x[0], 0), all(x[0] > -5.0, {1}), any(x[0] > 2.0)};
-       }},
-      {"factories_and_random", [](auto&) {
-         return std::vector<Tensor>{arange(0, 5), linspace(0.0, 1.0, 4), uniform({3}), normal({2, 2}), truncated_normal({3}),
-                                    bernoulli({4}, 0.5), randint(0, 10, {3}), permutation(6), one_hot(arange(0, 3), 4)};
-       }},
-  };
-  for (auto& [name, f] : programs) check_program(name, f, {a, b}, seen);
-  check_program("bitwise", [](auto& x) { return std::vector<Tensor>{bitwise_and(x[0], x[1]), bitwise_or(x[0], x[1]), bitwise_xor(x[0], x[1])}; },
-                {ia, ib}, seen);
-  check_program("control_flow", [](auto& x) {
-    Tensor c = cond(sum(x[0]) > 0.0, [](const TensorTree& t) { return TensorTree(t.tensor() * 2.0); },
-                    [](const TensorTree& t) { return TensorTree(-t.tensor()); }, x[0]).tensor();
-    Tensor s = switch_case(scalar_tensor(1, DType::Int64), {[](const TensorTree& t) { return TensorTree(t.tensor() + 1.0); },
-                                                           [](const TensorTree& t) { return TensorTree(t.tensor() * 3.0); }}, x[1]).tensor();
-    Tensor w = while_loop([](const TensorTree& t) -> Tensor { return sum(t.tensor()) < 100.0; },
-                          [](const TensorTree& t) { return TensorTree(t.tensor() * 2.0 + 1.0); }, abs(x[0])).tensor();
-    auto [carry, ys] = scan([](const TensorTree& cc, const TensorTree& xi) {
-                              Tensor n = cc.tensor() + xi.tensor();
-                              return std::make_pair(TensorTree(n), TensorTree(n * n));
-                            }, TensorTree(zeros({3}, {x[1].dtype()})), TensorTree(x[1]));
-    return std::vector<Tensor>{c, s, w, carry.tensor(), ys.tensor()};
-  }, {a, b}, seen);
-  // As in the IR round trip: nonzero runs eagerly only, custom_vjp lives on tapes, fused nodes
-  // come from the fusion pass.
-  std::vector<std::string> missing;
-  for (const Primitive* p : all_primitives())
-    if (!seen.count(p->name) && p->name != "nonzero" && p->name != "custom_vjp" && p->name != "fused") missing.push_back(p->name);
-  std::string list;
-  for (auto& m : missing) list += " " + m;
-  EXPECT_TRUE(missing.empty()) << "primitives never exported:" << list;
+  testing::for_each_roundtrip_program(
+      [&](const std::string& name, const Fn& f, const std::vector<Tensor>& in) { check_program(name, f, in, seen); });
+  const std::string list = testing::never_seen(seen);
+  EXPECT_TRUE(list.empty()) << "primitives never exported:" << list;
 
   // Every file again in a fresh process (this binary, running only the child test below), which
   // never traced these programs: its outputs must be the same bits.
