@@ -12,19 +12,8 @@
 #include "spore/error.h"
 
 namespace spore::io {
-namespace {
 
 namespace fs = std::filesystem;
-
-/// Closes a POSIX descriptor when it goes out of scope.
-struct Fd {
-  int fd = -1;
-  ~Fd() {
-    if (fd >= 0) ::close(fd);
-  }
-};
-
-}  // namespace
 
 std::string temp_path_for(const std::string& path) {
   static std::atomic<uint64_t> counter{0};

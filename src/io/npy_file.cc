@@ -20,14 +20,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-/// Closes a POSIX descriptor when it goes out of scope.
-struct Fd {
-  int fd = -1;
-  ~Fd() {
-    if (fd >= 0) ::close(fd);
-  }
-};
-
 void write_all(int fd, const void* p, size_t n, const std::string& what, const std::string& tmp) {
   const auto* b = static_cast<const char*>(p);
   while (n > 0) {

@@ -38,18 +38,6 @@ def rel_err(a, b):
     return float(np.max(np.abs(a - b)) / max(np.max(np.abs(b)), 1e-30))
 
 
-def randomize_batchnorm(model):
-    # Default BatchNorm statistics (0 mean, unit variance) make outputs tiny and hide errors.
-    with torch.no_grad():
-        for m in model.modules():
-            if isinstance(m, torch.nn.BatchNorm2d):
-                m.running_mean.normal_(0.0, 0.1)
-                m.running_var.uniform_(0.5, 1.5)
-                m.weight.uniform_(0.5, 1.5)
-                m.bias.normal_(0.0, 0.1)
-    return model
-
-
 def export(model, x, path, dynamic_batch=False, opset=13):
     kwargs = {}
     if dynamic_batch:
@@ -63,10 +51,12 @@ def export(model, x, path, dynamic_batch=False, opset=13):
 
 
 def real_models():
-    import torchvision
+    # torchvision models with randomized BatchNorm (default statistics make outputs tiny and
+    # hide errors): the benchmark's exporter builds them.
+    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "bench"))
+    from export_models import make
+    resnet, mobilenet = make("resnet18"), make("mobilenet_v2")
     torch.manual_seed(0)
-    resnet = randomize_batchnorm(torchvision.models.resnet18()).eval()
-    mobilenet = randomize_batchnorm(torchvision.models.mobilenet_v2()).eval()
     layer = torch.nn.TransformerEncoderLayer(d_model=64, nhead=4, dim_feedforward=128, dropout=0.0, batch_first=True)
     transformer = torch.nn.TransformerEncoder(layer, num_layers=2).eval()
     g = torch.Generator().manual_seed(1)
