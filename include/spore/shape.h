@@ -40,6 +40,9 @@ std::string dim_str(Dim d);
 Dim numel_of(const Shape& s);
 /// Contiguous (row-major) strides for a shape.
 Strides contiguous_strides(const Shape& s);
+/// Channels-last strides for (N, C, *spatial): channels innermost, then the spatial dims in
+/// order, then N, as PyTorch's channels_last (NHWC) and oneDNN's nhwc/ndhwc/nwc.
+Strides channels_last_strides(const Shape& s);
 /// "(32, 64)" as used in every error message.
 std::string shape_str(std::span<const Dim> s);
 

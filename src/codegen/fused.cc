@@ -77,6 +77,7 @@ const Primitive& fused_def() {
   static const Primitive& p = [] () -> const Primitive& {
     PrimitiveSpec<FusedAttrs> spec;
     spec.name = kFusedOp;
+    spec.compiler_made = true;
     spec.infer = infer;
     spec.cost = cost;
     Primitive& q = const_cast<Primitive&>(define_primitive(spec));

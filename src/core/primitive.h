@@ -25,10 +25,14 @@ enum class Effect : uint8_t { Pure, Random, State, IO, Collective };
 enum class FusionClass : uint8_t { Opaque, Elementwise, Broadcast, Injective, Reduction, Matmul, Conv };
 
 /// The static type of a value: dtype, weak flag and shape (dims may be symbolic).
+/// `channels_last` is false except inside compiled plans, where the layout pass
+/// (passes/plan_layout.h) may store a conv activation channels-last (strides:
+/// channels_last_strides); kernels prepared for such a type get buffers with those strides.
 struct TensorType {
   DType dtype = DType::Float32;
   bool weak = false;
   Shape shape;
+  bool channels_last = false;
 };
 
 /// Up to 4 types or tensors inline; primitives have a fixed, small number of outputs.
@@ -90,6 +94,7 @@ using KernelPrepareFn = std::shared_ptr<PreparedKernel> (*)(const void* attrs,
                                                             std::span<const TensorType> in,
                                                             std::span<const TensorType> out);
 using KernelSupportsFn = bool (*)(const void* attrs, std::span<const TensorType> in);
+using KernelLayoutFn = bool (*)(const void* attrs, std::span<const TensorType> in, int input);
 
 /// One kernel of a primitive on one device. A kernel is either stateless (`run`) or two-step
 /// (`prepare` then the prepared kernel's run, cached per types, shapes and attributes).
@@ -101,6 +106,11 @@ struct KernelDef {
   KernelSupportsFn supports = nullptr;  // null: every call
   KernelRunFn run = nullptr;
   KernelPrepareFn prepare = nullptr;
+  /// Non-null when the kernel's fast path computes in channels-last memory: whether it does for
+  /// input `input` (-1: output 0) of this call, so a plan may store that value channels-last
+  /// (TensorType::channels_last) and save the kernel's reorders. Every kernel reads strided
+  /// inputs correctly; this is only about speed, and about kernels writing strided outputs.
+  KernelLayoutFn takes_channels_last = nullptr;
 };
 
 /// Work estimate for the cost model and the profiler.
@@ -202,6 +212,10 @@ class Primitive {
   /// multi-output primitives zeros). Control flow sets it: most outputs of a node built for
   /// reverse mode are residuals that nothing differentiates.
   bool sparse_cotangents = false;
+  /// Made only by a compiler pass after autodiff (`fused`, `conv_fused`): it never meets a
+  /// transform, so it has no jvp/vjp/vmap rule, and tests check it against the unfused ops it
+  /// replaces rather than in the per-primitive tables.
+  bool compiler_made = false;
   JvpRule jvp = nullptr;
   VjpRule vjp = nullptr;
   VmapRule vmap = nullptr;
@@ -223,6 +237,7 @@ struct PrimitiveSpec {
   Cost (*cost)(const Attrs& a, std::span<const TensorType> in, std::span<const TensorType> out) = nullptr;
   Residuals residuals;
   ViewFn view = nullptr;
+  bool compiler_made = false;
 };
 
 /// The one registration mechanism. Returns the registered primitive; names must be unique.
@@ -241,6 +256,7 @@ Primitive& define_primitive(const PrimitiveSpec<Attrs>& spec) {
   p.num_inputs = spec.num_inputs;
   p.residuals = spec.residuals;
   p.view = spec.view;
+  p.compiler_made = spec.compiler_made;
   p.attrs.hash = [](const void* a) { return attrs_hash(*static_cast<const Attrs*>(a)); };
   p.attrs.equal = [](const void* a, const void* b) {
     return attrs_equal(*static_cast<const Attrs*>(a), *static_cast<const Attrs*>(b));

@@ -23,6 +23,21 @@ Strides contiguous_strides(const Shape& s) {
   return st;
 }
 
+Strides channels_last_strides(const Shape& s) {
+  if (s.size() < 3) return contiguous_strides(s);
+  auto size = [](Dim d) { return d < 0 ? int64_t{1} : std::max<int64_t>(d, 1); };
+  Strides st(s.size(), 0);
+  int64_t acc = 1;
+  st[1] = acc;
+  acc *= size(s[1]);
+  for (size_t i = s.size(); i-- > 2;) {
+    st[i] = acc;
+    acc *= size(s[i]);
+  }
+  st[0] = acc;
+  return st;
+}
+
 std::string shape_str(std::span<const Dim> s) {
   std::string out = "(";
   for (size_t i = 0; i < s.size(); ++i) {

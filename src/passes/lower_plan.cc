@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "codegen/fused.h"
+#include "passes/plan_layout.h"
 #include "passes/plan_memory.h"
 #include "runtime/dispatch.h"
 #include "spore/threading.h"
@@ -137,6 +138,21 @@ void donate(const ir::Graph& g, Lowering& l, const std::vector<int32_t>& out_slo
   }
 }
 
+// Prepares each step's kernel for its slots' types, layouts included.
+void prepare_kernels(Plan& plan) {
+  std::vector<TensorType> in, out;
+  for (Step& st : plan.steps) {
+    if (st.kernel == nullptr || st.kernel->run != nullptr) continue;
+    auto type = [&](int32_t s) { return plan.slots[static_cast<size_t>(s)].type(); };
+    in.clear(), out.clear();
+    for (int32_t s : st.in) in.push_back(type(s));
+    for (int32_t s : st.out) out.push_back(type(s));
+    st.prepared = st.kernel->prepare(st.attrs.get(), in, out);
+    SPORE_ASSERT(st.prepared != nullptr, "kernel ", st.kernel->name, " of ", st.prim->name, " failed to prepare");
+    st.scratch_bytes = st.prepared->scratch_bytes();
+  }
+}
+
 void plan_arena(Lowering& l) {
   Plan& plan = l.plan;
   std::vector<BufferLife> lives;
@@ -228,13 +244,7 @@ std::shared_ptr<Plan> lower_plan(const ir::Graph& g, std::span<const Tensor> inp
         continue;
       }
     } else if (p->eager == nullptr) {
-      const KernelDef& kd = choose_kernel(*p, st.attrs.get(), in_types);
-      st.kernel = &kd;
-      if (kd.run == nullptr) {
-        st.prepared = kd.prepare(st.attrs.get(), in_types, out_types);
-        SPORE_ASSERT(st.prepared != nullptr, "kernel ", kd.name, " of ", p->name, " failed to prepare");
-        st.scratch_bytes = st.prepared->scratch_bytes();
-      }
+      st.kernel = &choose_kernel(*p, st.attrs.get(), in_types);  // prepared once layouts are known
     }
     // TODO(executor): data-dependent sizes (a while loop's stacked trips) need buffers from the
     // caching allocator sized when the node has run; such graphs are interpreted for now.
@@ -260,6 +270,8 @@ std::shared_ptr<Plan> lower_plan(const ir::Graph& g, std::span<const Tensor> inp
     if (r.kind == SlotKind::Arena) r.kind = SlotKind::Output;
   }
   for (size_t o = 0; o < out_slots.size(); ++o) plan->outputs.push_back({out_slots[o], g.outputs()[o].updates});
+  assign_layouts(*plan, l.producer);
+  prepare_kernels(*plan);
   plan_arena(l);
   return plan;
 }

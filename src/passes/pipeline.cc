@@ -13,6 +13,7 @@
 #include "ir/error.h"
 #include "ir/printer.h"
 #include "ir/verifier.h"
+#include "passes/conv_epilogue.h"
 #include "passes/cse.h"
 #include "passes/dce.h"
 #include "passes/fold_constants.h"
@@ -85,6 +86,9 @@ const std::vector<PassInfo>& pipeline() {
       // Before fusion: a weight gradient made in the layout its update reads fuses into a
       // kernel that streams every operand row by row.
       {"transpose_matmul", &transpose_matmul, 2},
+      // Before fusion, which would otherwise take the conv's bias, BatchNorm and activation
+      // into a generated kernel that reads the conv's whole result once more.
+      {"conv_epilogue", &conv_epilogue, 2},
       // Last: it groups what the cleanups left, and drops the literals it copied into groups.
       {"fuse", &fuse_elementwise, 2},
   };

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Convolution primitives over 1-3 spatial dims, NC(D)HW layout: "conv" (forward) and
-// "conv_transpose". Public tensors stay plain; the oneDNN kernel reorders to blocked layouts
+// "conv_transpose". Public tensors stay plain; the oneDNN kernel reorders to its own layouts
 // inside its prepared kernel.
 #include "core/primitive.h"
 

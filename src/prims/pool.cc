@@ -85,14 +85,14 @@ void pool_typed(const Pool2dAttrs& a, const Buffer& x, std::span<const Buffer> o
               Acc<T> v = static_cast<Acc<T>>(xp[h * sh + w * sw]);
               if (v > best || std::isnan(v)) best = v, bi = h * W + w;  // NaN wins, as in PyTorch
             }
-          yp[oh * OW + ow] = static_cast<T>(best);
+          yp[oh * y.strides[2] + ow * y.strides[3]] = static_cast<T>(best);
           if (I) I[yoff + oh * OW + ow] = bi;
         } else {
           Acc<T> sum = 0;
           for (int64_t h = h0; h < h1; ++h)
             for (int64_t w = w0; w < w1; ++w) sum += static_cast<Acc<T>>(xp[h * sh + w * sw]);
           int64_t div = a.count_include_pad ? pool_size : (h1 - h0) * (w1 - w0);
-          yp[oh * OW + ow] = static_cast<T>(sum / static_cast<Acc<T>>(div));
+          yp[oh * y.strides[2] + ow * y.strides[3]] = static_cast<T>(sum / static_cast<Acc<T>>(div));
         }
       }
   });

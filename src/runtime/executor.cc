@@ -66,10 +66,7 @@ class ArenaPool {
   static void prepare_again(const Plan& plan, Workspace& w) {
     w.prepared.resize(plan.steps.size());
     std::vector<TensorType> in, out;
-    auto type = [&](int32_t s) {
-      const Slot& sl = plan.slots[static_cast<size_t>(s)];
-      return TensorType{sl.dtype, sl.weak, sl.shape};
-    };
+    auto type = [&](int32_t s) { return plan.slots[static_cast<size_t>(s)].type(); };
     for (size_t k = 0; k < plan.steps.size(); ++k) {
       const Step& st = plan.steps[k];
       if (!st.prepared) continue;
@@ -295,6 +292,7 @@ std::string plan_str(const Plan& plan) {
   for (size_t s = 0; s < plan.slots.size(); ++s) {
     const Slot& sl = plan.slots[s];
     os << "  $" << s << " " << kinds[static_cast<int>(sl.kind)] << " " << dtype_name(sl.dtype) << shape_str(sl.shape);
+    if (sl.channels_last) os << " channels_last";
     if (sl.kind == SlotKind::Arena) os << " @" << sl.offset;
     if (sl.kind == SlotKind::View) os << " of $" << sl.base << "+" << sl.offset;
     if (sl.kind == SlotKind::Input || sl.kind == SlotKind::Donated) os << " input " << sl.index;

@@ -36,10 +36,13 @@ struct Slot {
   bool weak = false;
   Shape shape;
   Strides strides;
+  bool channels_last = false;  // Arena only: stored channels-last (`strides` say so too)
   int64_t index = -1;  // Input, Donated: the graph input
   size_t offset = 0;   // Arena: bytes; View: elements from the base's first element
   int32_t base = -1;   // View: a slot that is not a view
   Tensor constant;     // Constant
+  /// The type kernels are prepared for.
+  TensorType type() const { return {dtype, weak, shape, channels_last}; }
 };
 
 /// One kernel call, or one control-flow node (`prim->eager` set) run on tensors that view the

@@ -71,9 +71,10 @@ std::vector<std::string> missing(const Recorded& r) {
   std::vector<std::string> out;
   for (const auto& [name, row] : r.rows) {
     if (no_float_semantics().count(name)) continue;
-    // `fused` is made by the fusion pass after autodiff, in compiled graphs only; it never meets
-    // a transform (tests/codegen, tests/passes/fuse_test.cc check it against the unfused ops).
-    if (name == "fused") continue;
+    // Compiler-made nodes (`fused`, `conv_fused`) appear after autodiff, in compiled graphs
+    // only; they never meet a transform (tests/codegen and tests/passes check them against the
+    // unfused ops).
+    if (const Primitive* cm = find_primitive(name); cm && cm->compiler_made) continue;
     std::string what;
     // custom_vjp has no forward mode by design (as in JAX); tests/autodiff/custom_vjp_test.cc.
     if (!row.jvp && name != "custom_vjp") what += " jvp";

@@ -79,7 +79,8 @@ TEST(PassPipeline, ListsPassesInOrder) {
     EXPECT_GE(p.min_level, 1);
     EXPECT_LE(p.min_level, 2);
   }
-  EXPECT_EQ(names, (std::vector<std::string>{"fold_constants", "simplify", "cse", "dce", "transpose_matmul", "fuse"}));
+  EXPECT_EQ(names, (std::vector<std::string>{"fold_constants", "simplify", "cse", "dce", "transpose_matmul", "conv_epilogue",
+                                               "fuse"}));
 }
 
 TEST(PassPipeline, BadLevelsAreClearErrors) {

@@ -37,10 +37,17 @@ dnnl::memory::desc plain_desc(const std::vector<int64_t>& dims, DType t) {
   return strided_desc(dims, s, t);
 }
 
+dnnl::memory::desc type_desc(const TensorType& t) {
+  const Strides st = t.channels_last ? channels_last_strides(t.shape) : contiguous_strides(t.shape);
+  return strided_desc(dims_of(t), std::vector<int64_t>(st.begin(), st.end()), t.dtype);
+}
+
+dnnl::memory::desc buffer_desc(const Buffer& b) { return strided_desc(dims_of(b), strides_of(b), b.dtype); }
+
 ContiguousBuffers::ContiguousBuffers(std::span<const TensorType> types) {
   strides.reserve(types.size());
   for (const TensorType& t : types) {
-    strides.push_back(contiguous_strides(t.shape));
+    strides.push_back(t.channels_last ? channels_last_strides(t.shape) : contiguous_strides(t.shape));
     buffers.push_back({nullptr, t.dtype, static_cast<int>(t.shape.size()), t.shape.data(), strides.back().data()});
   }
 }

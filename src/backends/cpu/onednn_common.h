@@ -23,14 +23,18 @@ dnnl::memory::data_type dnnl_type(DType t);
 dnnl::memory::desc strided_desc(const std::vector<int64_t>& dims, const std::vector<int64_t>& strides, DType t);
 /// A plain row-major descriptor.
 dnnl::memory::desc plain_desc(const std::vector<int64_t>& dims, DType t);
+/// The descriptor of a value of type `t` as a plan stores it: row-major, or channels-last.
+dnnl::memory::desc type_desc(const TensorType& t);
+/// A buffer's descriptor, by its strides.
+dnnl::memory::desc buffer_desc(const Buffer& b);
 
 /// A oneDNN memory object over a buffer we own (no copy).
 inline dnnl::memory wrap(const dnnl::memory::desc& d, const void* p) {
   return dnnl::memory(d, engine(), const_cast<void*>(p));
 }
 
-/// Data-less buffers with contiguous strides for `types`: prepared kernels use them to create
-/// their primitives for the common (contiguous) layout in prepare, not on the first call.
+/// Data-less buffers with the strides of `types` (row-major, or channels-last): prepared kernels
+/// use them to create their primitives for those layouts in prepare, not on the first call.
 struct ContiguousBuffers {
   explicit ContiguousBuffers(std::span<const TensorType> types);
   std::vector<Strides> strides;

@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 // oneDNN kernels for conv and conv_transpose (float32, bfloat16). The primitive is created in
-// prepare with format_tag::any, so oneDNN picks its blocked layouts (nChw16c: ~1.5x faster
-// than plain NCHW here, PERF-NOTES); public tensors stay plain, and the prepared kernel
-// reorders x and w in and the result out through scratch memory. Weights are reordered on
-// every call because they may change between calls (training).
+// prepare with format_tag::any, so oneDNN picks its own layouts (nhwc for its brgemm kernels,
+// nChw16c for some: ~1.5x faster than plain NCHW here, PERF-NOTES); the prepared kernel
+// reorders x and w in and the result out through scratch memory when the buffers' layout
+// differs. Inside plans the layout pass stores conv chains channels-last, so those reorders
+// vanish (passes/plan_layout.h). Weights are reordered on every call because they may change
+// between calls (training). conv_fused (prims/conv_fused.h) runs its epilogue as post-ops.
 //
 // A conv whose kernel covers more positions than its output is a weight gradient in disguise
 // (autodiff's conv_weight_grad: batch and channels swapped, the cotangent as the kernel).
@@ -15,7 +17,9 @@
 #include <unordered_map>
 
 #include "backends/cpu/onednn_common.h"
+#include "backends/cpu/onednn_post_ops.h"
 #include "prims/conv.h"
+#include "prims/conv_fused.h"
 
 namespace spore::cpu::onednn {
 namespace {
@@ -39,7 +43,13 @@ struct Variant {
   bool transpose = false;
   bool weight_grad_form = false;  // run as convolution_backward_weights, dims 0 and 1 swapped
   int64_t groups = 1;
-  void (*reference)(const void* attrs, std::span<const Buffer> in, std::span<const Buffer> out) = nullptr;
+  bool has_bias = false;
+  // conv_fused: its attributes, and the post-ops the primitive computes (the rest run after it).
+  const prims::ConvFusedAttrs* fused = nullptr;
+  prims::ConvEpilogue epilogue;
+  PostOpPlan post;
+  void (*reference)(const void* attrs, std::span<const Buffer> in, std::span<const Buffer> out,
+                    const KernelContext& ctx) = nullptr;
   std::shared_ptr<const void> attrs;
 };
 
@@ -47,29 +57,39 @@ class ConvKernel final : public PreparedKernel {
  public:
   ConvKernel(Variant v, std::optional<dnnl::primitive> prim, dnnl::memory::desc src, dnnl::memory::desc wei,
              dnnl::memory::desc dst, dnnl::memory::desc bias)
-      : v_(std::move(v)), prim_(std::move(prim)), src_(src), wei_(wei), dst_(dst), bias_(bias) {}
+      : v_(std::move(v)), prim_(std::move(prim)), src_(src), wei_(wei), dst_(dst), bias_(bias) {
+    for (size_t k = 0; k < v_.post.operands.size(); ++k) {
+      dnnl::algorithm alg;
+      dnnl::memory::desc d;
+      v_.post.ops.get_params_binary(v_.post.operands[k].index, alg, d);
+      operand_descs_.push_back(d);
+    }
+  }
 
   size_t scratch_bytes() const override {
     if (!prim_) return 0;
     return align64(src_.get_size()) + align64(wei_.get_size()) + align64(dst_.get_size());
   }
 
-  // The reorders for the strides of x and w (the dispatch cache keys on shapes only); prepare
-  // creates those of contiguous tensors.
+  // The reorders for the strides of x, w, the result and a summed residual (the dispatch cache
+  // keys on shapes only); prepare creates those of the types it was prepared for.
   const auto& layouts_for(std::span<const Buffer> in, const Buffer& out) const {
+    Buffer b[4] = {in[0], in[1], out, out};
+    const size_t n = v_.post.sum_input >= 0 ? 4 : 3;
+    if (n == 4) b[3] = in[static_cast<size_t>(v_.post.sum_input)];
     for (const Layouts& x : layouts_)
-      if (same_strides(x.key, in.first(2))) return x;
+      if (same_strides(x.key, std::span<const Buffer>(b, n))) return x;
     std::vector<int64_t> key;
-    for (const Buffer& b : in.first(2)) key.insert(key.end(), b.strides, b.strides + b.ndim);
+    for (size_t i = 0; i < n; ++i) key.insert(key.end(), b[i].strides, b[i].strides + b[i].ndim);
     return make_layouts(std::move(key), in, out);
   }
 
   void run(std::span<const Buffer> in, std::span<const Buffer> out, const KernelContext& ctx) const override {
     if (out[0].numel() == 0) return;
-    if (!prim_ || (in.size() == 3 && in[2].strides[0] != 1 && in[2].shape[0] > 1))
-      return v_.reference(v_.attrs.get(), in, out);
+    if (!prim_ || (v_.has_bias && in[2].strides[0] != 1 && in[2].shape[0] > 1) || !operands_match(v_.post, in))
+      return run_reference(in, out, ctx);
     const auto* l = &layouts_for(in, out[0]);
-    if (!l->ok) return v_.reference(v_.attrs.get(), in, out);
+    if (!l->ok) return run_reference(in, out, ctx);
     auto& s = stream();
     char* scratch = static_cast<char*>(ctx.scratch);
     auto place = [&](const dnnl::memory::desc& d, const dnnl::memory::desc& user, const void* p,
@@ -87,22 +107,36 @@ class ConvKernel final : public PreparedKernel {
     dnnl::memory dst = place(dst_, l->dst_user, out[0].data, l->dst_r, off);
     if (l->src_r) l->src_r->execute(s, src_user, src);
     if (l->wei_r) l->wei_r->execute(s, wei_user, wei);
+    if (l->sum_r) {  // the residual goes where the conv accumulates (the `sum` post-op)
+      dnnl::memory res = wrap(l->sum_user, in[static_cast<size_t>(v_.post.sum_input)].data);
+      l->sum_r->execute(s, res, dst);
+    }
     std::unordered_map<int, dnnl::memory> args =
         v_.weight_grad_form
             ? std::unordered_map<int, dnnl::memory>{{DNNL_ARG_SRC, src}, {DNNL_ARG_DIFF_DST, wei}, {DNNL_ARG_DIFF_WEIGHTS, dst}}
             : std::unordered_map<int, dnnl::memory>{{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, wei}, {DNNL_ARG_DST, dst}};
-    if (in.size() == 3) args.emplace(DNNL_ARG_BIAS, wrap(bias_, in[2].data));
+    if (v_.has_bias) args.emplace(DNNL_ARG_BIAS, wrap(bias_, in[2].data));
+    for (size_t k = 0; k < v_.post.operands.size(); ++k) {
+      const PostOpPlan::Operand& o = v_.post.operands[k];
+      args.emplace(DNNL_ARG_ATTR_MULTIPLE_POST_OP(o.index) | DNNL_ARG_SRC_1, wrap(operand_descs_[k], in[o.input].data));
+    }
     prim_->execute(s, args);
     if (l->dst_r) l->dst_r->execute(s, dst, dst_user);
     s.wait();
+    if (v_.fused && v_.post.mapped < v_.fused->num_post())
+      prims::conv_fused_epilogue(*v_.fused, v_.epilogue, v_.post.mapped, in, out[0], ctx);
+  }
+
+  void run_reference(std::span<const Buffer> in, std::span<const Buffer> out, const KernelContext& ctx) const {
+    v_.reference(v_.attrs.get(), in, out, ctx);
   }
 
  private:
   struct Layouts {
     std::vector<int64_t> key;
     bool ok = false;
-    dnnl::memory::desc src_user, wei_user, dst_user;
-    std::optional<dnnl::reorder> src_r, wei_r, dst_r;
+    dnnl::memory::desc src_user, wei_user, dst_user, sum_user;
+    std::optional<dnnl::reorder> src_r, wei_r, dst_r, sum_r;
   };
 
   // The buffer with dims 0 and 1 trading places (a view: only the descriptor changes).
@@ -137,13 +171,17 @@ class ConvKernel final : public PreparedKernel {
         l.wei_user = swapped_desc(in[1]);
         l.dst_user = swapped_desc(out);
       } else {
-        l.src_user = strided_desc(dims_of(in[0]), strides_of(in[0]), in[0].dtype);
+        l.src_user = buffer_desc(in[0]);
         l.wei_user = user_weights(in[1]);
-        l.dst_user = strided_desc(dims_of(out), strides_of(out), out.dtype);
+        l.dst_user = buffer_desc(out);
       }
       if (l.src_user != src_) l.src_r.emplace(dnnl::reorder::primitive_desc(engine(), l.src_user, engine(), src_));
       if (l.wei_user != wei_) l.wei_r.emplace(dnnl::reorder::primitive_desc(engine(), l.wei_user, engine(), wei_));
       if (l.dst_user != dst_) l.dst_r.emplace(dnnl::reorder::primitive_desc(engine(), dst_, engine(), l.dst_user));
+      if (v_.post.sum_input >= 0) {
+        l.sum_user = buffer_desc(in[static_cast<size_t>(v_.post.sum_input)]);
+        l.sum_r.emplace(dnnl::reorder::primitive_desc(engine(), l.sum_user, engine(), dst_));
+      }
       l.ok = true;
     } catch (const dnnl::error&) {
       l.ok = false;  // e.g. stride-0 inputs: the reference kernel handles them
@@ -155,6 +193,7 @@ class ConvKernel final : public PreparedKernel {
   Variant v_;
   std::optional<dnnl::primitive> prim_;  // empty: oneDNN refused these attributes
   dnnl::memory::desc src_, wei_, dst_, bias_;
+  std::vector<dnnl::memory::desc> operand_descs_;  // of the mapped Binary post-ops, in order
   mutable std::vector<Layouts> layouts_;  // per thread, like the dispatch cache
 };
 
@@ -209,6 +248,35 @@ bool prepare_weight_grad_form(const ConvAttrs& a, std::span<const TensorType> in
   }
 }
 
+// The forward primitive of conv or conv_transpose with `attr` (conv_fused's post-ops); nullopt
+// when oneDNN refuses it (bf16 on a CPU without it, negative right padding, a post-op list).
+template <class Attrs>
+std::optional<dnnl::primitive> forward_primitive(const Attrs& a, const dnnl::primitive_attr& attr, DType t,
+                                                 dnnl::memory::desc& src, dnnl::memory::desc& wei,
+                                                 dnnl::memory::desc& dst, const dnnl::memory::desc& bias) {
+  try {
+    const auto pk = dnnl::prop_kind::forward_inference;
+    if constexpr (std::is_same_v<Attrs, ConvAttrs>) {
+      dnnl::convolution_forward::desc d(pk, dnnl::algorithm::convolution_direct, src, wei, bias, dst,
+                                        to_dims(a.stride), to_dims(a.dilation, 1), to_dims(a.pad_l), to_dims(a.pad_r));
+      dnnl::convolution_forward::primitive_desc pd(d, attr, engine());
+      src = pd.src_desc(), wei = pd.weights_desc(), dst = pd.dst_desc();
+      return dnnl::convolution_forward(pd);
+    } else {
+      dims pad_r = to_dims(a.padding);
+      for (size_t i = 0; i < pad_r.size(); ++i) pad_r[i] -= a.output_padding[i];
+      dnnl::deconvolution_forward::desc d(pk, dnnl::algorithm::deconvolution_direct, src, wei, bias, dst,
+                                          to_dims(a.stride), to_dims(a.dilation, 1), to_dims(a.padding), pad_r);
+      dnnl::deconvolution_forward::primitive_desc pd(d, attr, engine());
+      src = pd.src_desc(), wei = pd.weights_desc(), dst = pd.dst_desc();
+      return dnnl::deconvolution_forward(pd);
+    }
+  } catch (const dnnl::error&) {
+    return std::nullopt;
+  }
+}
+
+// `in`: the node's inputs, of which the first two or three (x, w, bias) are the conv's.
 template <class Attrs>
 std::shared_ptr<PreparedKernel> prepare_any(const Attrs& a, std::span<const TensorType> in,
                                             std::span<const TensorType> out, bool transpose, Variant v) {
@@ -216,36 +284,36 @@ std::shared_ptr<PreparedKernel> prepare_any(const Attrs& a, std::span<const Tens
   auto src = any_desc(in[0].shape, t), dst = any_desc(out[0].shape, t);
   auto wei = dnnl::memory::desc(weight_dims(in[1].shape, a.groups, transpose), dnnl_type(t), tag::any);
   dnnl::memory::desc bias;
-  if (in.size() == 3) bias = plain_desc({in[2].shape[0]}, t);
+  if (v.has_bias) bias = plain_desc({in[2].shape[0]}, t);
   std::optional<dnnl::primitive> prim;
-  if constexpr (std::is_same_v<Attrs, ConvAttrs>)
-    v.weight_grad_form = !transpose && prepare_weight_grad_form(a, in, out, src, wei, dst, prim);
-  if (!v.weight_grad_form) try {
-    const auto pk = dnnl::prop_kind::forward_inference;
-    if constexpr (std::is_same_v<Attrs, ConvAttrs>) {
-      // Under 16 input channels per group a blocked src is mostly padding: oneDNN's kernel for
-      // a plain src with a blocked dst is ~10% faster here (LeNet's convs) and skips the reorder.
-      if (in[0].shape[1] / a.groups < 16) src = plain_desc(dims_of(in[0]), t);
-      dnnl::convolution_forward::desc d(pk, dnnl::algorithm::convolution_direct, src, wei, bias, dst,
-                                        to_dims(a.stride), to_dims(a.dilation, 1), to_dims(a.pad_l), to_dims(a.pad_r));
-      dnnl::convolution_forward::primitive_desc pd(d, engine());
-      src = pd.src_desc(), wei = pd.weights_desc(), dst = pd.dst_desc();
-      prim.emplace(dnnl::convolution_forward(pd));
-    } else {
-      dims pad_r = to_dims(a.padding);
-      for (size_t i = 0; i < pad_r.size(); ++i) pad_r[i] -= a.output_padding[i];
-      dnnl::deconvolution_forward::desc d(pk, dnnl::algorithm::deconvolution_direct, src, wei, bias, dst,
-                                          to_dims(a.stride), to_dims(a.dilation, 1), to_dims(a.padding), pad_r);
-      dnnl::deconvolution_forward::primitive_desc pd(d, engine());
-      src = pd.src_desc(), wei = pd.weights_desc(), dst = pd.dst_desc();
-      prim.emplace(dnnl::deconvolution_forward(pd));
+  if constexpr (std::is_same_v<Attrs, ConvAttrs>) {
+    v.weight_grad_form = !transpose && !v.fused && prepare_weight_grad_form(a, in, out, src, wei, dst, prim);
+    // Under 16 input channels a blocked src is mostly padding: oneDNN's kernel for a plain src
+    // with a blocked dst is ~10% faster here (LeNet's convs) and skips the reorder. (Depthwise
+    // convs have 1 channel per group but many channels: their kernels want an nhwc src.)
+    if (!v.weight_grad_form && in[0].shape[1] < 16) src = type_desc(in[0]);
+  }
+  if (!v.weight_grad_form) {
+    const dnnl::memory::desc src0 = src, wei0 = wei, dst0 = dst;
+    // oneDNN may refuse a post-op list (an operand layout its kernel lacks): post-ops are dropped
+    // from the end until it accepts; those left run after the conv (conv_fused_epilogue).
+    for (size_t limit = v.fused ? v.fused->num_post() : 0; !prim && limit > 0;) {
+      v.post = map_post_ops(*v.fused, v.epilogue, in, out[0], limit);
+      if (v.post.mapped == 0) break;
+      dnnl::primitive_attr attr;
+      attr.set_post_ops(v.post.ops);
+      src = src0, wei = wei0, dst = dst0;
+      prim = forward_primitive(a, attr, t, src, wei, dst, bias);
+      limit = v.post.mapped - 1;
     }
-  } catch (const dnnl::error&) {
-    prim.reset();  // e.g. bf16 on a CPU without it, or negative right padding: reference kernel
+    if (!prim) {  // no post-ops, or oneDNN refused them all: every post-op runs after the conv
+      v.post = PostOpPlan{};
+      src = src0, wei = wei0, dst = dst0;
+      prim = forward_primitive(a, dnnl::primitive_attr(), t, src, wei, dst, bias);
+    }
   }
   v.transpose = transpose;
   v.groups = a.groups;
-  v.attrs = std::make_shared<Attrs>(a);
   const bool ok = prim.has_value();
   auto k = std::make_shared<ConvKernel>(std::move(v), std::move(prim), src, wei, dst, bias);
   ContiguousBuffers ib(in), ob(out);
@@ -261,26 +329,80 @@ bool supports(const void*, std::span<const TensorType> in) {
   return true;
 }
 
+// Whether a forward conv of these types runs as a oneDNN forward primitive, whose fastest
+// kernels here (brgconv, brgconv_1x1, brdgmm_dw) compute channels-last: float32/bfloat16 over
+// 1-3 spatial dims, not shaped like a weight gradient (run as backward-weights over swapped dims).
+bool nhwc_kernel(const ConvAttrs& a, std::span<const TensorType> in, size_t nconv) {
+  if (!supports(nullptr, in) || in[0].shape.size() < 3 || in[0].shape.size() > 5) return false;
+  OutTypes out;
+  prims::conv_primitive().infer(&a, in.first(nconv), out);
+  int64_t kernel = 1, outer = 1;
+  for (size_t i = 2; i < in[0].shape.size(); ++i) kernel *= in[1].shape[i], outer *= out.t[0].shape[i];
+  return kernel <= outer;
+}
+
+// x (input 0) with 16 or more channels (fewer: oneDNN's kernel reads NCHW), the result (-1), and
+// operands of the result's shape.
+bool conv_takes_channels_last(const ConvAttrs& a, std::span<const TensorType> in, size_t nconv, int input) {
+  if (!nhwc_kernel(a, in, nconv)) return false;
+  if (input == -1) return true;
+  if (input == 0) return in[0].shape[1] >= 16;
+  if (static_cast<size_t>(input) < nconv) return false;
+  OutTypes out;
+  prims::conv_primitive().infer(&a, in.first(nconv), out);
+  return in[static_cast<size_t>(input)].shape == out.t[0].shape;
+}
+
+
 [[maybe_unused]] const bool registered = [] {
   prims::conv_primitive();
   prims::conv_transpose_primitive();
+  prims::conv_fused_primitive();
   find_primitive("conv")->add_kernel(
       {.device = DeviceType::CPU, .name = "onednn", .priority = 10, .supports = supports,
        .prepare = [](const void* a, std::span<const TensorType> in, std::span<const TensorType> out) {
          Variant v;
-         v.reference = [](const void* at, std::span<const Buffer> i, std::span<const Buffer> o) {
+         v.has_bias = in.size() == 3;
+         v.attrs = std::make_shared<ConvAttrs>(*static_cast<const ConvAttrs*>(a));
+         v.reference = [](const void* at, std::span<const Buffer> i, std::span<const Buffer> o, const KernelContext&) {
            prims::conv_reference(*static_cast<const ConvAttrs*>(at), i, o);
          };
          return prepare_any(*static_cast<const ConvAttrs*>(a), in, out, false, std::move(v));
+       },
+       .takes_channels_last = [](const void* a, std::span<const TensorType> in, int input) {
+         return conv_takes_channels_last(*static_cast<const ConvAttrs*>(a), in, in.size(), input);
        }});
   find_primitive("conv_transpose")->add_kernel(
       {.device = DeviceType::CPU, .name = "onednn", .priority = 10, .supports = supports,
        .prepare = [](const void* a, std::span<const TensorType> in, std::span<const TensorType> out) {
          Variant v;
-         v.reference = [](const void* at, std::span<const Buffer> i, std::span<const Buffer> o) {
+         v.has_bias = in.size() == 3;
+         v.attrs = std::make_shared<ConvTransposeAttrs>(*static_cast<const ConvTransposeAttrs*>(a));
+         v.reference = [](const void* at, std::span<const Buffer> i, std::span<const Buffer> o, const KernelContext&) {
            prims::conv_transpose_reference(*static_cast<const ConvTransposeAttrs*>(at), i, o);
          };
          return prepare_any(*static_cast<const ConvTransposeAttrs*>(a), in, out, true, std::move(v));
+       }});
+  find_primitive(prims::kConvFusedOp)->add_kernel(
+      {.device = DeviceType::CPU, .name = "onednn", .priority = 10, .supports = supports,
+       .prepare = [](const void* a, std::span<const TensorType> in, std::span<const TensorType> out) {
+         const auto& fa = *static_cast<const prims::ConvFusedAttrs*>(a);
+         auto held = std::make_shared<prims::ConvFusedAttrs>(fa);
+         Variant v;
+         v.has_bias = fa.has_bias;
+         v.fused = held.get();
+         v.epilogue = prims::resolve_epilogue(fa);
+         v.attrs = held;
+         v.reference = [](const void* at, std::span<const Buffer> i, std::span<const Buffer> o, const KernelContext& c) {
+           const auto& f = *static_cast<const prims::ConvFusedAttrs*>(at);
+           prims::conv_reference(f.conv(), i.first(f.first_operand()), o);
+           prims::conv_fused_epilogue(f, prims::resolve_epilogue(f), 0, i, o[0], c);
+         };
+         return prepare_any(fa.conv(), in, out, false, std::move(v));
+       },
+       .takes_channels_last = [](const void* a, std::span<const TensorType> in, int input) {
+         const auto& f = *static_cast<const prims::ConvFusedAttrs*>(a);
+         return conv_takes_channels_last(f.conv(), in, f.first_operand(), input);
        }});
   return true;
 }();

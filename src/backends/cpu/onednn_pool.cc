@@ -40,6 +40,16 @@ bool any_nan_bits(const U* p, int64_t n, U mask, U inf) {
   return found;
 }
 
+// Row-major or channels-last: the buffer's elements fill numel() consecutive slots, which the
+// NaN scan reads in memory order.
+bool dense(const Buffer& x) {
+  if (x.contiguous()) return true;
+  const Strides cl = channels_last_strides(Shape(x.shape, x.shape + x.ndim));
+  for (int d = 0; d < x.ndim; ++d)
+    if (x.shape[d] != 1 && x.strides[d] != cl[d]) return false;
+  return true;
+}
+
 bool has_nan(const Buffer& x) {
   if (x.dtype == DType::Float32)
     return any_nan_bits(static_cast<const uint32_t*>(x.data), x.numel(), 0x7fffffffu, 0x7f800000u);
@@ -50,18 +60,22 @@ class PoolKernel final : public PreparedKernel {
  public:
   explicit PoolKernel(const Pool2dAttrs& a) : a_(a) {}
 
-  // One primitive per input stride pattern (the dispatch cache keys on shapes only); prepare
-  // creates the contiguous one.
+  // One primitive per input and output stride pattern (the dispatch cache keys on shapes only);
+  // prepare creates the one of the types it was prepared for (row-major, or channels-last in a
+  // plan's conv chain).
   const auto& entry(const Buffer& x, const Buffer& y) const {
+    const Buffer xy[2] = {x, y};
     for (Entry& e : cache_)
-      if (same_strides(e.key, {&x, 1})) return e;
-    return create(std::vector<int64_t>(x.strides, x.strides + 4), x, y);
+      if (same_strides(e.key, xy)) return e;
+    std::vector<int64_t> key(x.strides, x.strides + 4);
+    key.insert(key.end(), y.strides, y.strides + 4);
+    return create(std::move(key), x, y);
   }
 
   void run(std::span<const Buffer> in, std::span<const Buffer> out, const KernelContext&) const override {
     if (out[0].numel() == 0) return;
     const auto* e = &entry(in[0], out[0]);
-    if (!e->prim || (a_.kind == PoolKind::Max && (!in[0].contiguous() || has_nan(in[0]))))
+    if (!e->prim || (a_.kind == PoolKind::Max && (!dense(in[0]) || has_nan(in[0]))))
       return prims::pool2d_reference(a_, in, out);
     e->prim->execute(stream(), {{DNNL_ARG_SRC, wrap(e->src, in[0].data)}, {DNNL_ARG_DST, wrap(e->dst, out[0].data)}});
     stream().wait();
@@ -79,7 +93,7 @@ class PoolKernel final : public PreparedKernel {
     e.key = std::move(key);
     try {
       e.src = strided_desc(dims_of(x), strides_of(x), x.dtype);
-      e.dst = plain_desc(dims_of(y), y.dtype);
+      e.dst = strided_desc(dims_of(y), strides_of(y), y.dtype);
       auto alg = a_.kind == PoolKind::Max ? dnnl::algorithm::pooling_max
                  : a_.count_include_pad   ? dnnl::algorithm::pooling_avg_include_padding
                                           : dnnl::algorithm::pooling_avg_exclude_padding;
@@ -122,7 +136,10 @@ std::shared_ptr<PreparedKernel> prepare(const Pool2dAttrs& a, std::span<const Te
   find_primitive("pool2d")->add_kernel(
       {.device = DeviceType::CPU, .name = "onednn", .priority = 10, .supports = supports,
        .prepare = [](const void* a, std::span<const TensorType> in, std::span<const TensorType> out)
-           -> std::shared_ptr<PreparedKernel> { return prepare(*static_cast<const Pool2dAttrs*>(a), in, out); }});
+           -> std::shared_ptr<PreparedKernel> { return prepare(*static_cast<const Pool2dAttrs*>(a), in, out); },
+       // oneDNN's pooling computes nhwc as fast as NCHW: a ResNet stem's max pool keeps the
+       // conv chain channels-last. (The NaN fallback reads and writes any strides.)
+       .takes_channels_last = [](const void*, std::span<const TensorType>, int input) { return input <= 0; }});
   return true;
 }();
 

@@ -1,0 +1,270 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "passes/conv_epilogue.h"
+
+#include <optional>
+
+#include "passes/dce.h"
+#include "passes/graph_editor.h"
+#include "prims/batch_norm.h"
+#include "prims/binary.h"
+#include "prims/conv_fused.h"
+#include "prims/unary.h"
+#include "prims/views.h"
+
+namespace spore::passes {
+namespace {
+
+using prims::ConvPostKind;
+using transforms::ConstantAttrs;
+
+bool is_binary_link(std::string_view op) {
+  return op == "add" || op == "sub" || op == "mul" || op == "div" || op == "maximum" || op == "minimum";
+}
+
+const ir::TensorType* tensor(const ir::Type& t) { return std::get_if<ir::TensorType>(&t); }
+
+bool is_float(ir::DType t) {
+  return t == ir::DType::Float32 || t == ir::DType::Float64 || t == ir::DType::BFloat16 || t == ir::DType::Float16;
+}
+
+// Broadcasts to `to` without growing it.
+bool broadcasts_into(const ir::TensorType& t, const ir::TensorType& to) {
+  if (t.dtype != to.dtype || t.shape.size() > to.shape.size()) return false;
+  const size_t off = to.shape.size() - t.shape.size();
+  for (size_t d = 0; d < t.shape.size(); ++d)
+    if (!(t.shape[d] == ir::Dim(1)) && !(t.shape[d] == to.shape[off + d])) return false;
+  return true;
+}
+
+// Who reads each value of the graph: how many uses (graph outputs count) and the last reader.
+struct Uses {
+  std::vector<std::vector<int>> count;
+  std::vector<std::vector<int64_t>> reader;
+  explicit Uses(const ir::Graph& g) : count(g.nodes().size()), reader(g.nodes().size()) {
+    for (size_t k = 0; k < g.nodes().size(); ++k) {
+      count[k].assign(g.nodes()[k]->outputs().size(), 0);
+      reader[k].assign(g.nodes()[k]->outputs().size(), -1);
+    }
+    for (size_t k = 0; k < g.nodes().size(); ++k)
+      for (ir::ValueRef v : g.nodes()[k]->inputs())
+        if (v.node != ir::ValueRef::kParam) {
+          ++count[static_cast<size_t>(v.node)][static_cast<size_t>(v.index)];
+          reader[static_cast<size_t>(v.node)][static_cast<size_t>(v.index)] = static_cast<int64_t>(k);
+        }
+    for (const ir::Output& o : g.outputs())
+      if (o.value.node != ir::ValueRef::kParam)
+        count[static_cast<size_t>(o.value.node)][static_cast<size_t>(o.value.index)] += 2;  // never folded away
+  }
+  int of(ir::ValueRef v) const { return count[static_cast<size_t>(v.node)][static_cast<size_t>(v.index)]; }
+};
+
+struct Link {
+  ConvPostKind kind = ConvPostKind::Unary;
+  std::string op;
+  double a = 0, b = 0;
+  ir::ValueRef operand;       // Binary: in the old graph
+  int64_t batch_norm = -1;    // a batch_norm node, emitted as two Binary links (scale, shift)
+};
+
+struct Chain {
+  std::vector<Link> links;
+  std::vector<size_t> nodes;  // the conv and every node folded into it, in order
+};
+
+const ConstantAttrs* literal(const ir::Graph& g, ir::ValueRef v) {
+  if (v.node == ir::ValueRef::kParam) return nullptr;
+  const ir::Node& n = *g.nodes()[static_cast<size_t>(v.node)];
+  return n.op() == transforms::kConstantOp ? static_cast<const ConstantAttrs*>(n.attrs()) : nullptr;
+}
+
+// The links that node `u` adds to a chain whose running value is `cur` (of type `t`); empty
+// when `u` cannot be folded in. A batch_norm is one link that emission turns into two.
+std::vector<Link> match(const ir::Graph& g, const Uses& uses, size_t ui, ir::ValueRef cur, const ir::TensorType& t) {
+  const ir::Node& u = *g.nodes()[ui];
+  const ir::TensorType* ut = u.outputs().empty() ? nullptr : tensor(u.outputs()[0]);
+  if (!ut || !(ut->shape == t.shape) || ut->dtype != t.dtype || !u.subgraphs().empty()) return {};
+  if (prims::unary_op_named(u.op()) && u.inputs().size() == 1) {
+    const auto& ua = *static_cast<const prims::UnaryAttrs*>(u.attrs());
+    return {Link{ConvPostKind::Unary, u.op(), ua.a, ua.b, {}, -1}};
+  }
+  if (is_binary_link(u.op()) && u.inputs().size() == 2) {
+    const bool first = u.inputs()[0] == cur, second = u.inputs()[1] == cur;
+    if (first == second) return {};
+    const ir::ValueRef other = u.inputs()[first ? 1 : 0];
+    if (const ConstantAttrs* c = literal(g, other)) {
+      if (transforms::to_ir(c->dtype) != t.dtype) return {};
+      return {Link{ConvPostKind::BinaryScalar, u.op(), c->f, second ? 1.0 : 0.0, {}, -1}};
+    }
+    const ir::TensorType* ot = tensor(g.type_of(other));
+    if (!ot || !broadcasts_into(*ot, t)) return {};
+    return {Link{ConvPostKind::Binary, u.op(), second ? 1.0 : 0.0, 0, other, -1}};
+  }
+  if (u.op() == "clamp" && u.inputs().size() == 3 && u.inputs()[0] == cur) {
+    const ConstantAttrs *lo = literal(g, u.inputs()[1]), *hi = literal(g, u.inputs()[2]);
+    if (!lo || !hi || transforms::to_ir(lo->dtype) != t.dtype || transforms::to_ir(hi->dtype) != t.dtype) return {};
+    return {Link{ConvPostKind::BinaryScalar, "maximum", lo->f, 0, {}, -1},
+            Link{ConvPostKind::BinaryScalar, "minimum", hi->f, 0, {}, -1}};
+  }
+  if (u.op() == "batch_norm" && u.inputs()[0] == cur) {
+    const auto& ba = *static_cast<const prims::BatchNormAttrs*>(u.attrs());
+    // Only float32/float64: a 16-bit x keeps float32 statistics, and operands share x's dtype.
+    if (ba.training || !ba.has_running || (t.dtype != ir::DType::Float32 && t.dtype != ir::DType::Float64)) return {};
+    const auto k = static_cast<int32_t>(ui);
+    if (uses.of({k, 1}) != 0 || uses.of({k, 2}) != 0) return {};  // the statistics it passes through are read
+    return {Link{ConvPostKind::Binary, "", 0, 0, {}, static_cast<int64_t>(ui)}};
+  }
+  return {};
+}
+
+// A conv whose kernel covers more positions than its output is a weight gradient, which the
+// oneDNN conv kernel runs as backward-weights (onednn_conv.cc): it stays a plain conv.
+bool weight_gradient_shaped(const ir::Graph& g, const ir::Node& conv) {
+  const ir::TensorType* w = tensor(g.type_of(conv.inputs()[1]));
+  const ir::TensorType* y = tensor(conv.outputs()[0]);
+  int64_t kernel = 1, outer = 1;
+  for (size_t i = 2; i < w->shape.size(); ++i) {
+    if (!w->shape[i].is_const() || !y->shape[i].is_const()) return false;
+    kernel *= w->shape[i].value(), outer *= y->shape[i].value();
+  }
+  return kernel > outer;
+}
+
+// The chain that starts at conv node `k` (no links when nothing folds into it); it stops at a
+// node another chain took (a residual add of two conv results folds into the first conv's).
+Chain chain_at(const ir::Graph& g, const Uses& uses, const std::vector<char>& folded, size_t k) {
+  Chain c;
+  const ir::Node& conv = *g.nodes()[k];
+  const ir::TensorType* t = conv.outputs().size() == 1 ? tensor(conv.outputs()[0]) : nullptr;
+  if (!t || !is_float(t->dtype) || t->shape.size() < 3 || weight_gradient_shaped(g, conv)) return c;
+  c.nodes.push_back(k);
+  ir::ValueRef cur{static_cast<int32_t>(k), 0};
+  while (uses.of(cur) == 1) {
+    const int64_t u = uses.reader[static_cast<size_t>(cur.node)][static_cast<size_t>(cur.index)];
+    if (folded[static_cast<size_t>(u)]) break;
+    std::vector<Link> more = match(g, uses, static_cast<size_t>(u), cur, *t);
+    if (more.empty()) break;
+    c.links.insert(c.links.end(), more.begin(), more.end());
+    c.nodes.push_back(static_cast<size_t>(u));
+    cur = {static_cast<int32_t>(u), 0};
+  }
+  return c;
+}
+
+// Emits op(inputs) with attributes `attrs`, its result types inferred by the primitive.
+ir::ValueRef emit(GraphEditor& ed, const std::string& op, std::shared_ptr<const void> attrs,
+                  std::vector<ir::ValueRef> inputs, const std::string& scope) {
+  const Primitive* p = find_primitive(op);
+  SPORE_ASSERT(p != nullptr, "conv_epilogue: no primitive ", op);
+  std::vector<TensorType> in;
+  for (ir::ValueRef v : inputs) in.push_back(transforms::from_ir(std::get<ir::TensorType>(ed.type_of(v))));
+  OutTypes out;
+  p->infer(attrs.get(), in, out);
+  std::vector<ir::Type> types;
+  for (int i = 0; i < out.n; ++i) types.emplace_back(transforms::to_ir(out.t[static_cast<size_t>(i)]));
+  auto node = std::make_shared<const ir::Node>(op, std::move(attrs), std::move(inputs), std::move(types), scope);
+  return ed.add_checked(node)[0];
+}
+
+// scale = weight / sqrt(var + eps) and shift = bias - mean * scale of batch_norm node `bn`,
+// shaped (C, 1, ...) to broadcast over a result of rank `rank`.
+std::pair<ir::ValueRef, ir::ValueRef> scale_shift(GraphEditor& ed, const ir::Node& bn, size_t rank) {
+  const auto& a = *static_cast<const prims::BatchNormAttrs*>(bn.attrs());
+  std::vector<ir::ValueRef> in = {ir::ValueRef{}};  // input 0 is the chain's value, not emitted
+  for (size_t k = 1; k < bn.inputs().size(); ++k) in.push_back(ed.map(bn.inputs()[k]));
+  size_t i = 1;
+  const std::optional<ir::ValueRef> w = a.has_weight ? std::optional(in[i++]) : std::nullopt;
+  const std::optional<ir::ValueRef> b = a.has_bias ? std::optional(in[i++]) : std::nullopt;
+  const ir::ValueRef mean = in[i], var = in[i + 1];
+  const std::string& sc = bn.scope();
+  const auto& vt = std::get<ir::TensorType>(ed.type_of(var));
+  ConstantAttrs eps;
+  eps.dtype = transforms::from_ir(vt.dtype);
+  eps.weak = false;
+  eps.f = a.eps;
+  const ir::ValueRef e = ed.add(std::make_shared<const ir::Node>(
+      transforms::kConstantOp, std::make_shared<const ConstantAttrs>(eps), std::vector<ir::ValueRef>{},
+      std::vector<ir::Type>{ir::TensorType{vt.dtype, false, {}, {}}}, sc))[0];
+  auto none = std::make_shared<const NoAttrs>();
+  auto unary = std::make_shared<const prims::UnaryAttrs>();
+  const ir::ValueRef inv = emit(ed, "reciprocal", unary, {emit(ed, "sqrt", unary, {emit(ed, "add", none, {var, e}, sc)}, sc)}, sc);
+  const ir::ValueRef scale = w ? emit(ed, "mul", none, {inv, *w}, sc) : inv;
+  const ir::ValueRef ms = emit(ed, "mul", none, {mean, scale}, sc);
+  const ir::ValueRef shift = b ? emit(ed, "sub", none, {*b, ms}, sc) : emit(ed, "neg", unary, {ms}, sc);
+  Shape s = {vt.shape[0].value()};
+  while (s.size() + 1 < rank) s.push_back(1);
+  auto reshape = std::make_shared<const prims::ReshapeAttrs>(prims::ReshapeAttrs{s});
+  return {emit(ed, "reshape", reshape, {scale}, sc), emit(ed, "reshape", reshape, {shift}, sc)};
+}
+
+// Emits the conv_fused node of chain `c`; returns its result.
+ir::ValueRef emit_chain(GraphEditor& ed, const Chain& c) {
+  const ir::Graph& g = ed.old_graph();
+  const ir::Node& conv = *g.nodes()[c.nodes[0]];
+  const auto& ca = *static_cast<const prims::ConvAttrs*>(conv.attrs());
+  auto a = std::make_shared<prims::ConvFusedAttrs>();
+  a->stride = ca.stride, a->pad_l = ca.pad_l, a->pad_r = ca.pad_r, a->dilation = ca.dilation, a->groups = ca.groups;
+  a->has_bias = conv.inputs().size() == 3;
+  std::vector<ir::ValueRef> inputs = ed.map_inputs(conv);
+  const size_t rank = std::get<ir::TensorType>(conv.outputs()[0]).shape.size();
+  auto push = [&](ConvPostKind kind, const std::string& op, double pa, double pb) {
+    a->post_kind.push_back(static_cast<int64_t>(kind));
+    a->post_ops += (a->post_ops.empty() ? "" : ",") + op;
+    a->post_a.push_back(pa);
+    a->post_b.push_back(pb);
+  };
+  for (const Link& l : c.links) {
+    if (l.batch_norm >= 0) {
+      const auto [scale, shift] = scale_shift(ed, *g.nodes()[static_cast<size_t>(l.batch_norm)], rank);
+      push(ConvPostKind::Binary, "mul", 0, 0);
+      inputs.push_back(scale);
+      push(ConvPostKind::Binary, "add", 0, 0);
+      inputs.push_back(shift);
+      continue;
+    }
+    push(l.kind, l.op, l.a, l.b);
+    if (l.kind == ConvPostKind::Binary) inputs.push_back(ed.map(l.operand));
+  }
+  auto node = std::make_shared<const ir::Node>(prims::kConvFusedOp, std::move(a), std::move(inputs), conv.outputs(),
+                                               conv.scope());
+  return ed.add_checked(node)[0];
+}
+
+}  // namespace
+
+ir::GraphPtr conv_epilogue(const ir::GraphPtr& g) {
+  const auto& nodes = g->nodes();
+  const Uses uses(*g);
+  // Per node: the chain ending there (emitted at its last node, where every operand exists).
+  std::vector<int64_t> ends_chain(nodes.size(), -1);
+  std::vector<char> folded(nodes.size(), 0);
+  std::vector<Chain> chains;
+  for (size_t k = 0; k < nodes.size(); ++k) {
+    if (nodes[k]->op() != "conv" || folded[k]) continue;
+    Chain c = chain_at(*g, uses, folded, k);
+    if (c.links.empty()) continue;
+    for (size_t m : c.nodes) folded[m] = 1;
+    ends_chain[c.nodes.back()] = static_cast<int64_t>(chains.size());
+    chains.push_back(std::move(c));
+  }
+  bool sub = false;
+  for (const ir::NodePtr& n : nodes) sub = sub || !n->subgraphs().empty();
+  if (chains.empty() && !sub) return g;
+
+  GraphEditor ed(g);
+  for (size_t k = 0; k < nodes.size(); ++k) {
+    if (ends_chain[k] >= 0) {
+      const ir::ValueRef y = emit_chain(ed, chains[static_cast<size_t>(ends_chain[k])]);
+      // A folded batch_norm's statistics outputs have no reader (chain_at checked): binding them
+      // to the result only completes the editor's map.
+      std::vector<ir::ValueRef> now(nodes[k]->outputs().size(), y);
+      ed.bind_node(k, now);
+    } else if (!folded[k]) {
+      ed.bind_node(k, ed.add(with_inputs(map_subgraphs(nodes[k], &conv_epilogue), ed.map_inputs(*nodes[k]))));
+    }
+  }
+  // Literals that only post-ops read are attributes now.
+  const ir::GraphPtr out = ed.finish();
+  return out == g ? g : eliminate_dead_code(out);
+}
+
+}  // namespace spore::passes

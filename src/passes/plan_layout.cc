@@ -1,0 +1,54 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "passes/plan_layout.h"
+
+#include <cstdlib>
+#include <cstring>
+
+namespace spore::passes {
+namespace {
+
+using runtime::Plan;
+using runtime::Slot;
+using runtime::SlotKind;
+using runtime::Step;
+
+bool disabled() {
+  const char* s = std::getenv("SPORE_PLAN_LAYOUT");
+  return s && std::strcmp(s, "plain") == 0;
+}
+
+bool takes(const Plan& plan, const Step& st, int input) {
+  if (st.kernel == nullptr || st.kernel->takes_channels_last == nullptr) return false;
+  std::vector<TensorType> in;
+  for (int32_t s : st.in) in.push_back(plan.slots[static_cast<size_t>(s)].type());
+  return st.kernel->takes_channels_last(st.attrs.get(), in, input);
+}
+
+}  // namespace
+
+void assign_layouts(Plan& plan, const std::vector<int64_t>& producer) {
+  if (disabled()) return;
+  // Slots some view reads: the view's strides were computed for row-major memory.
+  std::vector<char> viewed(plan.slots.size(), 0);
+  for (const Slot& s : plan.slots)
+    if (s.kind == SlotKind::View) viewed[static_cast<size_t>(s.base)] = 1;
+  for (size_t v = 0; v < plan.slots.size(); ++v) {
+    const Slot& sl = plan.slots[v];
+    if (sl.kind != SlotKind::Arena || viewed[v] || producer[v] < 0 || sl.shape.size() < 3) continue;
+    const Step& made = plan.steps[static_cast<size_t>(producer[v])];
+    if (made.out.size() != 1 || made.out[0] != static_cast<int32_t>(v) || !takes(plan, made, -1)) continue;
+    bool ok = true, read = false;
+    for (const Step& st : plan.steps)
+      for (size_t i = 0; ok && i < st.in.size(); ++i)
+        if (st.in[i] == static_cast<int32_t>(v)) {
+          read = true;
+          ok = takes(plan, st, static_cast<int>(i));
+        }
+    if (!ok || !read) continue;
+    Slot& s = plan.slots[v];
+    s.channels_last = true;
+    s.strides = channels_last_strides(s.shape);
+  }
+}
+
+}  // namespace spore::passes
