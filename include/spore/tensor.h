@@ -14,7 +14,11 @@
 namespace spore {
 
 /// Memory shared by tensors (views share one Storage by reference count). The version counter
-/// goes up on every in-place write, so a saved tensor can tell it was changed (autodiff).
+/// goes up on every in-place write, so a saved tensor can tell it was changed (autodiff), and a
+/// kernel that caches something made from an input (a conv's reordered weights) can tell it is
+/// stale. Versions start at a value no other storage of this process started at, so (storage
+/// memory, version) names one content. Code that writes through data_ptr() into memory others
+/// may have seen calls bump_version().
 class Storage {
  public:
   /// Allocates `nbytes` from the device's caching allocator (no memory on `meta`).
@@ -36,7 +40,7 @@ class Storage {
   void* data_ = nullptr;
   size_t nbytes_ = 0;
   Device device_;
-  std::atomic<uint64_t> version_{0};
+  std::atomic<uint64_t> version_;
   std::shared_ptr<const void> owner_;  // set for borrowed memory
 };
 

@@ -76,6 +76,10 @@ struct KernelContext {
   void* scratch = nullptr;
   size_t scratch_bytes = 0;
   void* stream = nullptr;
+  /// Per input, when the caller knows it: a stamp that changes whenever the input's content may
+  /// have (its storage's version), 0 when unknown. A prepared kernel may keep work made from an
+  /// input (reordered weights) for as long as the input's pointer and stamp stay the same.
+  const uint64_t* input_stamps = nullptr;
 };
 
 /// A kernel after its `prepare` step (library primitive created, weights packed, scratch sized)

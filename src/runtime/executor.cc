@@ -221,6 +221,20 @@ void run_view_copy(const Plan& plan, const Step& st, Workspace& w) {
   if (dst.numel() > 0) ops::copy_(dst, r);
 }
 
+// What KernelContext::input_stamps says of slot `s`: the version of the caller's or the plan's
+// storage behind a plan input, a literal or a view of them; 0 (unknown) for the plan's own
+// memory, which every call rewrites.
+uint64_t stamp_of(const Plan& plan, const Workspace& w, int32_t s) {
+  const Slot* slot = &plan.slots[static_cast<size_t>(s)];
+  if (slot->kind == SlotKind::View) {
+    s = slot->base;
+    slot = &plan.slots[static_cast<size_t>(s)];
+  }
+  if (slot->kind == SlotKind::Input) return w.owner[static_cast<size_t>(s)].version();
+  if (slot->kind == SlotKind::Constant) return slot->constant.version();
+  return 0;
+}
+
 void run_kernel(const Plan& plan, const Step& st, size_t k, Workspace& w) {
   constexpr size_t kInline = 8;
   Buffer in_inline[kInline];
@@ -236,6 +250,15 @@ void run_kernel(const Plan& plan, const Step& st, size_t k, Workspace& w) {
   const std::span<const Buffer> ins(ib, st.in.size()), outs(ob, st.out.size());
   KernelContext ctx;
   if (st.prepared) {
+    uint64_t stamp_inline[kInline];
+    std::vector<uint64_t> stamp_heap;
+    uint64_t* stamps = stamp_inline;
+    if (st.in.size() > kInline) {
+      stamp_heap.resize(st.in.size());
+      stamps = stamp_heap.data();
+    }
+    for (size_t i = 0; i < st.in.size(); ++i) stamps[i] = stamp_of(plan, w, st.in[i]);
+    ctx.input_stamps = stamps;
     if (st.scratch_bytes > 0) {
       ctx.scratch = static_cast<std::byte*>(w.arena->data()) + plan.memory.arena_bytes;
       ctx.scratch_bytes = st.scratch_bytes;
@@ -271,6 +294,14 @@ std::vector<Tensor> run(const Plan& plan, std::span<const Tensor> inputs) {
     else if (st.prim->view != nullptr) run_view_copy(plan, st, *w);
     else run_kernel(plan, st, k, *w);
     if (profiled) profile::record_step(plan, k, profile::now_ns() - t0);
+  }
+  // A state update written into the caller's tensor is an in-place write: kernels that keep
+  // work made from it (input_stamps) must see it changed.
+  for (const PlanOutput& o : plan.outputs) {
+    const Slot& s = plan.slots[static_cast<size_t>(o.slot)];
+    const Tensor& t = w->owner[static_cast<size_t>(o.slot)];
+    if (s.kind == SlotKind::Donated && t.defined() && t.storage() == inputs[static_cast<size_t>(s.index)].storage())
+      t.storage()->bump_version();
   }
   std::vector<Tensor> out;
   out.reserve(plan.outputs.size());

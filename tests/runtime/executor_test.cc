@@ -243,5 +243,36 @@ TEST(Executor, TrainingStepStateIsDonated) {
   EXPECT_EQ(count_kind(*p, runtime::SlotKind::Donated), 8) << runtime::plan_str(*p);
 }
 
+TEST(Executor, DonatedStateUpdatesBumpTheInputsVersion) {
+  Mlp m;
+  const Tensor x = r({16, 20}, 22);
+  const Tensor y = tensor(std::initializer_list<int64_t>{0, 1, 2, 3, 4, 0, 1, 2, 3, 4, 0, 1, 2, 3, 4, 0});
+  auto step = jit([&](const Tensor& a, const Tensor& b) { return m.step(a, b); });
+  step(x, y);
+  const uint64_t v = m.w1.version();
+  step(x, y);
+  EXPECT_NE(m.w1.version(), v) << "a kernel caching work made from w1 would not see the update";
+}
+
+// An inference conv keeps its reordered weights while the weight tensor's pointer and version
+// stay the same (KernelContext::input_stamps), and reorders again after an in-place write.
+TEST(Executor, ConvReusesReorderedWeightsUntilTheyChange) {
+  ConvOptions o;
+  o.padding = {1};
+  const Tensor x = r({1, 32, 10, 10}, 30);
+  Tensor w = r({32, 32, 3, 3}, 31) * 0.4;
+  auto f = jit([&](const Tensor& a) { return relu(conv2d(a, w, {}, o)); });
+  for (int i = 0; i < 4; ++i) expect_bitwise(f(x), relu(conv2d(x, w, {}, o)), static_cast<size_t>(i));
+  copy_(w, w * 0.5);  // an in-place write: a new version
+  expect_bitwise(f(x), relu(conv2d(x, w, {}, o)), 10);
+  for (int i = 0; i < 3; ++i) expect_bitwise(f(x), relu(conv2d(x, w, {}, o)), static_cast<size_t>(11 + i));
+  Tensor w2 = w.clone();  // another tensor: another pointer and version
+  auto g = jit([&](const Tensor& a, const Tensor& k) { return conv2d(a, k, {}, o); });
+  for (int i = 0; i < 3; ++i) {
+    expect_bitwise(g(x, w), conv2d(x, w, {}, o), static_cast<size_t>(20 + i));
+    expect_bitwise(g(x, w2 * 2.0), conv2d(x, w2 * 2.0, {}, o), static_cast<size_t>(30 + i));
+  }
+}
+
 }  // namespace
 }  // namespace spore
