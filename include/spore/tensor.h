@@ -16,15 +16,17 @@ namespace spore {
 /// Memory shared by tensors (views share one Storage by reference count). The version counter
 /// goes up on every in-place write, so a saved tensor can tell it was changed (autodiff), and a
 /// kernel that caches something made from an input (a conv's reordered weights) can tell it is
-/// stale. Versions start at a value no other storage of this process started at, so (storage
-/// memory, version) names one content. Code that writes through data_ptr() into memory others
-/// may have seen calls bump_version().
+/// stale. Every version, at construction and at each bump, comes from one process-wide counter,
+/// so (storage memory, version) names one content even when memory is reused. Code that writes
+/// through data_ptr() into memory others may have seen calls bump_version().
 class Storage {
  public:
   /// Allocates `nbytes` from the device's caching allocator (no memory on `meta`).
   Storage(Device device, size_t nbytes);
   /// Borrows `nbytes` at `data` (a model file's weights mapped into memory): `owner` keeps the
-  /// memory alive while any tensor uses it, and nothing is freed to the allocator.
+  /// memory alive while any tensor uses it, and nothing is freed to the allocator. An owner
+  /// that writes into the memory itself must call bump_version() after, or compiled plans may
+  /// keep using what they made from the old contents.
   Storage(void* data, size_t nbytes, std::shared_ptr<const void> owner, Device device = kCPU);
   ~Storage();
   Storage(const Storage&) = delete;
@@ -34,7 +36,7 @@ class Storage {
   size_t nbytes() const { return nbytes_; }
   Device device() const { return device_; }
   uint64_t version() const { return version_.load(std::memory_order_relaxed); }
-  void bump_version() { version_.fetch_add(1, std::memory_order_relaxed); }
+  void bump_version();
 
  private:
   void* data_ = nullptr;

@@ -93,8 +93,8 @@ std::vector<Tensor> Tape::backward(std::span<const int64_t> roots, std::span<con
         if (n.saved[s].defined() && n.saved[s].version() != n.versions[s])
           throw Error(detail::cat("[grad] a tensor that '", p.name, "' saved for the backward pass (its ",
                                   s < ni ? "input " : "output ", s < ni ? s : s - ni,
-                                  ") was modified in place after it was saved (version ", n.versions[s], ", now ",
-                                  n.saved[s].version(), "); use an out-of-place op or clone() it before modifying"));
+                                  ") was modified in place after it was saved; use an out-of-place op or clone() it ",
+                                  "before modifying"));
       cts.assign(no, Tensor());
       for (size_t j = 0; j < no; ++j) {
         cts[j] = ct[n.out_ids[j]];

@@ -35,6 +35,11 @@ struct TensorType {
   bool channels_last = false;
 };
 
+/// The strides a value of type `t` is stored with: row-major, or channels-last.
+inline Strides storage_strides(const TensorType& t) {
+  return t.channels_last ? channels_last_strides(t.shape) : contiguous_strides(t.shape);
+}
+
 /// Up to 4 types or tensors inline; primitives have a fixed, small number of outputs.
 inline constexpr int kMaxOutputs = 4;
 struct OutTypes {

@@ -8,20 +8,22 @@
 namespace spore {
 
 namespace {
-// Each storage's versions start 2^32 above the last one's, so two storages that reuse the same
-// memory never show the same version (a storage would need 2^32 in-place writes to catch up).
-uint64_t first_version() {
-  static std::atomic<uint64_t> next{uint64_t{1} << 32};
-  return next.fetch_add(uint64_t{1} << 32, std::memory_order_relaxed);
+// The one source of versions (a process-wide counter, like the registries allowed global state):
+// no two storages, and no two writes, ever show the same version.
+uint64_t next_version() {
+  static std::atomic<uint64_t> next{1};
+  return next.fetch_add(1, std::memory_order_relaxed);
 }
 }  // namespace
 
-Storage::Storage(Device device, size_t nbytes) : nbytes_(nbytes), device_(device), version_(first_version()) {
+void Storage::bump_version() { version_.store(next_version(), std::memory_order_relaxed); }
+
+Storage::Storage(Device device, size_t nbytes) : nbytes_(nbytes), device_(device), version_(next_version()) {
   data_ = runtime::allocator_for(device).allocate(nbytes);
 }
 
 Storage::Storage(void* data, size_t nbytes, std::shared_ptr<const void> owner, Device device)
-    : data_(data), nbytes_(nbytes), device_(device), version_(first_version()), owner_(std::move(owner)) {
+    : data_(data), nbytes_(nbytes), device_(device), version_(next_version()), owner_(std::move(owner)) {
   SPORE_CHECK(owner_ != nullptr, "[storage] borrowed memory needs an owner that keeps it alive");
 }
 

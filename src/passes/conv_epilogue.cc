@@ -111,22 +111,16 @@ std::vector<Link> match(const ir::Graph& g, const Uses& uses, size_t ui, ir::Val
     if (ba.training || !ba.has_running || (t.dtype != ir::DType::Float32 && t.dtype != ir::DType::Float64)) return {};
     const auto k = static_cast<int32_t>(ui);
     if (uses.of({k, 1}) != 0 || uses.of({k, 2}) != 0) return {};  // the statistics it passes through are read
+    if (!t.shape[1].is_const()) return {};  // scale and shift are shaped (C, 1, ...)
     return {Link{ConvPostKind::Binary, "", 0, 0, {}, static_cast<int64_t>(ui)}};
   }
   return {};
 }
 
-// A conv whose kernel covers more positions than its output is a weight gradient, which the
-// oneDNN conv kernel runs as backward-weights (onednn_conv.cc): it stays a plain conv.
 bool weight_gradient_shaped(const ir::Graph& g, const ir::Node& conv) {
-  const ir::TensorType* w = tensor(g.type_of(conv.inputs()[1]));
-  const ir::TensorType* y = tensor(conv.outputs()[0]);
-  int64_t kernel = 1, outer = 1;
-  for (size_t i = 2; i < w->shape.size(); ++i) {
-    if (!w->shape[i].is_const() || !y->shape[i].is_const()) return false;
-    kernel *= w->shape[i].value(), outer *= y->shape[i].value();
-  }
-  return kernel > outer;
+  return prims::conv_is_weight_gradient_shaped(
+      transforms::from_ir(std::get<ir::TensorType>(g.type_of(conv.inputs()[1]))).shape,
+      transforms::from_ir(std::get<ir::TensorType>(conv.outputs()[0])).shape);
 }
 
 // The chain that starts at conv node `k` (no links when nothing folds into it); it stops at a

@@ -251,6 +251,15 @@ void conv_transpose_reference(const ConvTransposeAttrs& a, std::span<const Buffe
 }
 
 const Primitive& conv_primitive() { return conv_def(); }
+
+bool conv_is_weight_gradient_shaped(const Shape& w, const Shape& y) {
+  int64_t kernel = 1, outer = 1;
+  for (size_t i = 2; i < w.size() && i < y.size(); ++i) {
+    if (is_symbolic(w[i]) || is_symbolic(y[i])) return false;
+    kernel *= w[i], outer *= y[i];
+  }
+  return kernel > outer;
+}
 const Primitive& conv_transpose_primitive() { return conv_transpose_def(); }
 
 }  // namespace spore::prims

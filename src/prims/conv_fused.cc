@@ -90,19 +90,23 @@ struct Reordered {
   Buffer b;
 };
 
-std::vector<int> memory_order(const Buffer& out) {
-  std::vector<int> perm(static_cast<size_t>(out.ndim));
-  for (int d = 0; d < out.ndim; ++d) perm[static_cast<size_t>(d)] = d;
-  std::stable_sort(perm.begin(), perm.end(), [&](int a, int b) { return out.strides[a] > out.strides[b]; });
+struct DimOrder {
+  int d[8];
+};
+
+DimOrder memory_order(const Buffer& out) {
+  SPORE_ASSERT(out.ndim <= 8, "conv_fused epilogue of rank ", out.ndim);
+  DimOrder perm;
+  for (int d = 0; d < out.ndim; ++d) perm.d[d] = d;
+  std::stable_sort(perm.d, perm.d + out.ndim, [&](int a, int b) { return out.strides[a] > out.strides[b]; });
   return perm;
 }
 
-void reorder_dims(const Buffer& b, const Buffer& out, const std::vector<int>& perm, Reordered& r) {
-  SPORE_ASSERT(out.ndim <= 8, "conv_fused epilogue of rank ", out.ndim);
+void reorder_dims(const Buffer& b, const Buffer& out, const DimOrder& perm, Reordered& r) {
   r.b = b;
   const int off = out.ndim - b.ndim;
   for (int i = 0; i < out.ndim; ++i) {
-    const int d = perm[static_cast<size_t>(i)], bd = d - off;
+    const int d = perm.d[i], bd = d - off;
     r.shape[i] = bd < 0 ? 1 : b.shape[bd];
     r.strides[i] = bd < 0 || b.shape[bd] == 1 ? 0 : b.strides[bd];
   }
@@ -164,6 +168,10 @@ ConvEpilogue resolve_epilogue(const ConvFusedAttrs& a) {
   ConvEpilogue e;
   for (size_t i = 0; i < k; ++i) {
     ConvEpilogue::Step st{a.kind(i), 0, nullptr, a.post_a[i], a.post_b[i]};
+    // The operand-order flag: post_a of a Binary post-op, post_b of a BinaryScalar one.
+    const double flag = a.kind(i) == ConvPostKind::Binary ? a.post_a[i] : a.post_b[i];
+    SPORE_CHECK(a.kind(i) == ConvPostKind::Unary || flag == 0 || flag == 1, "[conv_fused] post-op ", i, " (", names[i],
+                ") has operand-order flag ", flag, "; it is 0 (the conv's value first) or 1 (the operand first)");
     switch (a.kind(i)) {
       case ConvPostKind::Unary: {
         const auto op = unary_op_named(names[i]);
@@ -194,7 +202,7 @@ void conv_fused_epilogue(const ConvFusedAttrs& a, const ConvEpilogue& e, size_t 
   if (out.numel() == 0) return;
   size_t operand = a.first_operand();
   for (size_t i = 0; i < first; ++i) operand += e.steps[i].kind == ConvPostKind::Binary;
-  const std::vector<int> perm = memory_order(out);
+  const DimOrder perm = memory_order(out);
   Reordered ro, rop;
   reorder_dims(out, out, perm, ro);
   const std::span<const Buffer> self(&ro.b, 1);

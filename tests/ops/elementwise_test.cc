@@ -80,7 +80,8 @@ TEST(Views, WritesThroughStorageAreVisibleAndVersioned) {
   EXPECT_EQ(t.contiguous().to_vector<float>()[2], 5.f);
   const uint64_t v = x.version();
   x.storage()->bump_version();
-  EXPECT_EQ(t.version(), v + 1);  // views share the counter
+  EXPECT_GT(t.version(), v);  // views share the counter
+  EXPECT_EQ(t.version(), x.version());
 }
 
 }  // namespace

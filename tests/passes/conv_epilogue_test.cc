@@ -149,6 +149,30 @@ graph @main(%0: data float32[2, 16, 4, 4], %1: data float32[16, 16, 3, 3]) {
   EXPECT_EQ(conv_epilogue(training), training);
 }
 
+TEST(PassConvEpilogue, BadAttributesFailClearly) {
+  auto expect_error = [](const std::string& attrs, const std::string& inputs, const std::string& want) {
+    const std::string g = text("graph @main(%0: data float32[1, 16, 4, 4], %1: data float32[16, 16, 3, 3], "
+                               "%2: data float32[16, 1, 1]) {\n  %3 = conv_fused{FCONV, " + attrs + "}(" + inputs +
+                               ") : float32[1, 16, 4, 4]\n  return %3\n}");
+    try {
+      parse(g);
+      ADD_FAILURE() << "parsed: " << attrs;
+    } catch (const std::exception& e) {
+      EXPECT_NE(std::string(e.what()).find(want), std::string::npos) << e.what();
+    }
+  };
+  expect_error(R"(has_bias=false, post_kind=[3], post_ops="relu", post_a=[0], post_b=[0])", "%0, %1",
+               "has kind 3; kinds are 0 (unary)");
+  expect_error(R"(has_bias=false, post_kind=[0, 0], post_ops="relu", post_a=[0], post_b=[0])", "%0, %1",
+               "need one entry per post-op, got 2, 1, 1, 1");
+  expect_error(R"(has_bias=false, post_kind=[1], post_ops="add", post_a=[0], post_b=[0])", "%0, %1",
+               "takes x, w and 1 post-op operands, got 2 inputs");
+  expect_error(R"(has_bias=false, post_kind=[1], post_ops="add", post_a=[0.5], post_b=[0])", "%0, %1, %2",
+               "operand-order flag 0.5");
+  expect_error(R"(has_bias=false, post_kind=[1], post_ops="relu", post_a=[0], post_b=[0])", "%0, %1, %2",
+               "'relu', not a binary float op");
+}
+
 TEST(PassConvEpilogue, NodeRoundTripsAndBadAttributesFailClearly) {
   const std::string g = text(R"(
 graph @main(%0: data float32[1, 16, 4, 4], %1: data float32[16, 16, 3, 3]) {
@@ -180,7 +204,14 @@ void expect_close(const Tensor& got, const Tensor& want, double tol, const std::
   ASSERT_EQ(got.shape(), want.shape()) << what;
   const auto a = got.to(DType::Float64).to_vector<double>(), b = want.to(DType::Float64).to_vector<double>();
   double worst = 0;
-  for (size_t i = 0; i < a.size(); ++i) worst = std::max(worst, std::fabs(a[i] - b[i]) / std::max(1.0, std::fabs(b[i])));
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (a[i] == b[i] || (std::isnan(a[i]) && std::isnan(b[i]))) continue;
+    if (!std::isfinite(a[i]) || !std::isfinite(b[i])) {
+      ADD_FAILURE() << what << ": element " << i << " is " << a[i] << ", want " << b[i];
+      return;
+    }
+    worst = std::max(worst, std::fabs(a[i] - b[i]) / std::max(1.0, std::fabs(b[i])));
+  }
   EXPECT_LE(worst, tol) << what;
 }
 
@@ -208,6 +239,7 @@ TEST(ConvFusedKernel, MatchesTheUnfusedOps) {
       {"leaky_relu,sub", {0, 2}, {0.1, 0.5}, {0, 1}, {}, 0.5 - leaky_relu(y, 0.1)},
       {"maximum", {2}, {-0.25}, {0}, {}, clamp(y, -0.25, 1e30)},
       {"minimum", {2}, {0.25}, {0}, {}, clamp(y, -1e30, 0.25)},
+      {"maximum,add", {2, 1}, {-0.25, 0}, {0, 0}, {full}, clamp(y, -0.25, 1e30) + full},
       {"mul", {2}, {3}, {0}, {}, y * 3.0},
       {"maximum,minimum", {2, 2}, {-0.25, 0.25}, {0, 0}, {}, clamp(y, -0.25, 0.25)},
       {"minimum,mul", {2, 2}, {0.25, 3}, {0, 0}, {}, clamp(y, -1e30, 0.25) * 3.0},
@@ -234,6 +266,46 @@ TEST(ConvFusedKernel, MatchesTheUnfusedOps) {
 // against the interpreter of the unoptimized graph; the same plan with every value row-major
 // gives the same numbers. The exp (no oneDNN post-op) runs after the conv, over a
 // channels-last result and a channels-last residual.
+// Infinities pass through literal min/max post-ops (they map to clips with infinite bounds);
+// NaN does not pass oneDNN's ReLU (a max instruction): at O2 it becomes 0, the documented
+// deviation (conv_epilogue.h), where the unfused ops propagate it.
+TEST(ConvFusedKernel, InfinitiesPassAndNaNFollowsTheDocumentedO2Rule) {
+  std::vector<float> xs(2 * 16 * 6 * 6, 0.5f);
+  xs[1 * 6 + 1] = INFINITY;
+  xs[4 * 6 + 4] = -INFINITY;
+  Tensor x = from_vector(xs, {2, 16, 6, 6});
+  const Tensor w = abs(r({16, 16, 3, 3}, 2, 0.1));
+  ConvOptions o;
+  o.padding = {1};
+  const Tensor y = conv2d(x, w, {}, o);
+  prims::ConvFusedAttrs a;
+  a.stride = {1, 1}, a.pad_l = {1, 1}, a.pad_r = {1, 1}, a.dilation = {1, 1};
+  a.post_kind = {2, 2}, a.post_ops = "maximum,minimum", a.post_a = {-0.25, 0.25}, a.post_b = {0, 0};
+  const std::vector<Tensor> in = {x, w};
+  expect_close(std::move(runtime::dispatch(prims::conv_fused_primitive(), &a, in).t[0]), clamp(y, -0.25, 0.25), 0,
+               "clip of +-inf");
+  a.post_kind = {2}, a.post_ops = "maximum", a.post_a = {-0.25}, a.post_b = {0};
+  const Tensor kept = std::move(runtime::dispatch(prims::conv_fused_primitive(), &a, in).t[0]);
+  EXPECT_EQ(kept.to_vector<float>()[1 * 6 + 1], INFINITY);
+  expect_close(kept, maximum(y, zeros(y.shape()) - 0.25), 0, "max keeps +inf");
+  xs[2 * 6 + 3] = NAN;
+  x = from_vector(xs, {2, 16, 6, 6});
+  a.post_kind = {0}, a.post_ops = "relu", a.post_a = {0}, a.post_b = {0};
+  const std::vector<Tensor> nan_in = {x, w};
+  const auto fused = std::move(runtime::dispatch(prims::conv_fused_primitive(), &a, nan_in).t[0]).to_vector<float>();
+  const auto unfused = relu(conv2d(x, w, {}, o)).to_vector<float>();
+  int nans = 0;
+  for (size_t i = 0; i < fused.size(); ++i) {
+    if (std::isnan(unfused[i])) {
+      ++nans;
+      EXPECT_EQ(fused[i], 0.f) << i;
+    } else {
+      EXPECT_EQ(fused[i], unfused[i]) << i;
+    }
+  }
+  EXPECT_GT(nans, 0);
+}
+
 TEST(ConvFusedPlan, BlockedConvChainsMatchTheUnfusedGraph) {
   const int64_t C = 32;
   auto bn = [](const Tensor& v, uint64_t seed) {
@@ -279,6 +351,37 @@ TEST(ConvFusedPlan, BlockedConvChainsMatchTheUnfusedGraph) {
   for (const auto& s : plain->slots) EXPECT_FALSE(s.channels_last);
   expect_close(runtime::run(*plain, traced.inputs)[0], runtime::run(*plan, traced.inputs)[0], 1e-6,
                "row-major vs channels-last");
+}
+
+// At O1 (no epilogues) a conv -> max pool -> conv chain is channels-last too; a NaN in the input
+// sends the pool to its reference kernel, which reads and writes the channels-last strides. A
+// conv whose reader computes in row-major memory (sigmoid) keeps its result row-major.
+TEST(ConvFusedPlan, ChannelsLastThroughPoolFallbacksAndOnlyWhereReadersTakeIt) {
+  const Tensor w1 = r({32, 16, 3, 3}, 40, 0.2), w2 = r({32, 32, 3, 3}, 41, 0.1), w3 = r({32, 32, 1, 1}, 42, 0.1);
+  ConvOptions p1;
+  p1.padding = {1};
+  PoolOptions po;
+  po.kernel = {2};
+  auto net = [&](const std::vector<Tensor>& in) {
+    Tensor a = max_pool2d(conv2d(in[0], w1, {}, p1), po);
+    Tensor b = conv2d(a, w2, {}, p1);
+    return std::vector<Tensor>{sigmoid(conv2d(b, w3))};
+  };
+  std::vector<float> xs(static_cast<size_t>(2 * 16 * 8 * 8));
+  for (size_t i = 0; i < xs.size(); ++i) xs[i] = static_cast<float>(std::sin(0.37 * static_cast<double>(i)));
+  xs[5] = NAN;
+  const Tensor x = from_vector(xs, {2, 16, 8, 8});
+  const auto traced = spore::testing::trace_program(net, {x});
+  const ir::GraphPtr g = optimize(traced.graph, 1);
+  const auto plan = lower_plan(*g, traced.inputs);
+  std::vector<bool> made_nhwc;  // per conv or pool step, in order
+  for (const auto& st : plan->steps)
+    if (st.prim->name == "conv" || st.prim->name == "pool2d")
+      made_nhwc.push_back(plan->slots[static_cast<size_t>(st.out[0])].channels_last);
+  // conv1, the pool and conv2 make channels-last values; conv3's result is the sigmoid's.
+  EXPECT_EQ(made_nhwc, (std::vector<bool>{true, true, true, false})) << runtime::plan_str(*plan);
+  const auto want = transforms::interpret(*traced.graph, traced.inputs);
+  expect_close(runtime::run(*plan, traced.inputs)[0], want[0], 1e-5, "O1 channels-last plan with a NaN");
 }
 
 }  // namespace

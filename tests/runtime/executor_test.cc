@@ -266,6 +266,13 @@ TEST(Executor, ConvReusesReorderedWeightsUntilTheyChange) {
   copy_(w, w * 0.5);  // an in-place write: a new version
   expect_bitwise(f(x), relu(conv2d(x, w, {}, o)), 10);
   for (int i = 0; i < 3; ++i) expect_bitwise(f(x), relu(conv2d(x, w, {}, o)), static_cast<size_t>(11 + i));
+  // A write through the raw pointer without bump_version() is not seen: the proof that the kept
+  // copy is used (and the rule tensor.h states for such writes).
+  const Tensor before = f(x);
+  w.data<float>()[0] += 1.f;
+  expect_bitwise(f(x), before, 15);
+  w.storage()->bump_version();
+  expect_bitwise(f(x), relu(conv2d(x, w, {}, o)), 16);
   Tensor w2 = w.clone();  // another tensor: another pointer and version
   auto g = jit([&](const Tensor& a, const Tensor& k) { return conv2d(a, k, {}, o); });
   for (int i = 0; i < 3; ++i) {

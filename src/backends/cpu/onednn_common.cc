@@ -38,18 +38,25 @@ dnnl::memory::desc plain_desc(const std::vector<int64_t>& dims, DType t) {
 }
 
 dnnl::memory::desc type_desc(const TensorType& t) {
-  const Strides st = t.channels_last ? channels_last_strides(t.shape) : contiguous_strides(t.shape);
+  const Strides st = storage_strides(t);
   return strided_desc(dims_of(t), std::vector<int64_t>(st.begin(), st.end()), t.dtype);
 }
 
 dnnl::memory::desc buffer_desc(const Buffer& b) { return strided_desc(dims_of(b), strides_of(b), b.dtype); }
 
-ContiguousBuffers::ContiguousBuffers(std::span<const TensorType> types) {
+TypeBuffers::TypeBuffers(std::span<const TensorType> types) {
   strides.reserve(types.size());
   for (const TensorType& t : types) {
-    strides.push_back(t.channels_last ? channels_last_strides(t.shape) : contiguous_strides(t.shape));
+    strides.push_back(storage_strides(t));
     buffers.push_back({nullptr, t.dtype, static_cast<int>(t.shape.size()), t.shape.data(), strides.back().data()});
   }
+}
+
+bool is_channels_last(const Buffer& b) {
+  const Strides want = channels_last_strides(Shape(b.shape, b.shape + b.ndim));
+  for (int d = 0; d < b.ndim; ++d)
+    if (b.shape[d] != 1 && b.strides[d] != want[d]) return false;
+  return true;
 }
 
 std::vector<int64_t> dims_of(const Buffer& b) { return {b.shape, b.shape + b.ndim}; }

@@ -33,10 +33,11 @@ inline dnnl::memory wrap(const dnnl::memory::desc& d, const void* p) {
   return dnnl::memory(d, engine(), const_cast<void*>(p));
 }
 
-/// Data-less buffers with the strides of `types` (row-major, or channels-last): prepared kernels
-/// use them to create their primitives for those layouts in prepare, not on the first call.
-struct ContiguousBuffers {
-  explicit ContiguousBuffers(std::span<const TensorType> types);
+/// Data-less buffers with the strides of `types` (row-major, or channels-last: storage_strides):
+/// prepared kernels use them to create their primitives for those layouts in prepare, not on
+/// the first call.
+struct TypeBuffers {
+  explicit TypeBuffers(std::span<const TensorType> types);
   std::vector<Strides> strides;
   std::vector<Buffer> buffers;
 };
@@ -50,6 +51,9 @@ inline bool same_strides(const std::vector<int64_t>& key, std::span<const Buffer
       if (k >= key.size() || key[k] != b.strides[i]) return false;
   return k == key.size();
 }
+
+/// True when the buffer's strides are channels-last (channels_last_strides; size-1 dims aside).
+bool is_channels_last(const Buffer& b);
 
 /// Dims and strides of a buffer as vectors.
 std::vector<int64_t> dims_of(const Buffer& b);

@@ -4,8 +4,9 @@
 // nChw16c for some: ~1.5x faster than plain NCHW here, PERF-NOTES); the prepared kernel
 // reorders x and w in and the result out through scratch memory when the buffers' layout
 // differs. Inside plans the layout pass stores conv chains channels-last, so those reorders
-// vanish (passes/plan_layout.h). Weights are reordered on every call because they may change
-// between calls (training). conv_fused (prims/conv_fused.h) runs its epilogue as post-ops.
+// vanish (passes/plan_layout.h). Weights may change between calls (training): they are reordered
+// on every call unless the caller's stamps show them unchanged (KernelContext::input_stamps).
+// conv_fused (prims/conv_fused.h) runs its epilogue as post-ops.
 //
 // A conv whose kernel covers more positions than its output is a weight gradient in disguise
 // (autodiff's conv_weight_grad: batch and channels swapped, the cotangent as the kernel).
@@ -21,6 +22,7 @@
 #include "backends/cpu/onednn_post_ops.h"
 #include "prims/conv.h"
 #include "prims/conv_fused.h"
+#include "spore/tensor.h"
 
 namespace spore::cpu::onednn {
 namespace {
@@ -50,7 +52,7 @@ struct Variant {
   prims::ConvEpilogue epilogue;
   PostOpPlan post;
   void (*reference)(const void* attrs, std::span<const Buffer> in, std::span<const Buffer> out,
-                    const KernelContext& ctx) = nullptr;
+                    const KernelContext& ctx) = nullptr;  // null for conv_fused (run_reference)
   std::shared_ptr<const void> attrs;
 };
 
@@ -130,7 +132,9 @@ class ConvKernel final : public PreparedKernel {
   }
 
   void run_reference(std::span<const Buffer> in, std::span<const Buffer> out, const KernelContext& ctx) const {
-    v_.reference(v_.attrs.get(), in, out, ctx);
+    if (!v_.fused) return v_.reference(v_.attrs.get(), in, out, ctx);
+    prims::conv_reference(v_.fused->conv(), in.first(v_.fused->first_operand()), out);
+    prims::conv_fused_epilogue(*v_.fused, v_.epilogue, 0, in, out[0], ctx);
   }
 
  private:
@@ -151,8 +155,9 @@ class ConvKernel final : public PreparedKernel {
       c.valid = false;
       return false;
     }
-    if (c.memory.empty()) c.memory.resize(wei_.get_size());
-    wei = wrap(wei_, c.memory.data());
+    // From the caching allocator (64-byte aligned, counted by memory_stats, under the cap).
+    if (!c.memory) c.memory = std::make_shared<Storage>(kCPU, wei_.get_size());
+    wei = wrap(wei_, c.memory->data());
     if (c.valid) return true;
     c.valid = true;  // the caller reorders into it this once
     return false;
@@ -163,7 +168,7 @@ class ConvKernel final : public PreparedKernel {
     uint64_t stamp = 0;
     const void* layouts = nullptr;
     bool valid = false;  // `memory` holds the reordered weights of (data, stamp)
-    std::vector<char> memory;
+    std::shared_ptr<Storage> memory;
   };
 
   struct Layouts {
@@ -228,6 +233,8 @@ class ConvKernel final : public PreparedKernel {
   std::optional<dnnl::primitive> prim_;  // empty: oneDNN refused these attributes
   dnnl::memory::desc src_, wei_, dst_, bias_;
   std::vector<dnnl::memory::desc> operand_descs_;  // of the mapped Binary post-ops, in order
+  // Per thread in PyNative (the dispatch cache) and per workspace in plans (a concurrent call of
+  // a plan gets its own prepared kernels), so never used by two calls at once.
   mutable std::deque<Layouts> layouts_;  // a deque: WeightCache points at entries
   mutable WeightCache weight_cache_;  // per thread, like the dispatch cache
 };
@@ -251,10 +258,7 @@ bool prepare_weight_grad_form(const ConvAttrs& a, std::span<const TensorType> in
                               dnnl::memory::desc& src, dnnl::memory::desc& wei, dnnl::memory::desc& dst,
                               std::optional<dnnl::primitive>& prim) {
   const Shape &x = in[0].shape, &w = in[1].shape, &y = out[0].shape;
-  if (a.groups != 1 || in.size() != 2 || x.size() < 3) return false;
-  int64_t kernel = 1, outer = 1;
-  for (size_t i = 2; i < x.size(); ++i) kernel *= w[i], outer *= y[i];
-  if (kernel <= outer) return false;
+  if (a.groups != 1 || in.size() != 2 || x.size() < 3 || !prims::conv_is_weight_gradient_shaped(w, y)) return false;
   for (size_t i = 2; i < x.size(); ++i) {
     const size_t j = i - 2;
     const int64_t span = x[i] + a.pad_l[j] + a.pad_r[j] - 1 - a.stride[j] * (y[i] - 1);
@@ -351,7 +355,7 @@ std::shared_ptr<PreparedKernel> prepare_any(const Attrs& a, std::span<const Tens
   v.groups = a.groups;
   const bool ok = prim.has_value();
   auto k = std::make_shared<ConvKernel>(std::move(v), std::move(prim), src, wei, dst, bias);
-  ContiguousBuffers ib(in), ob(out);
+  TypeBuffers ib(in), ob(out);
   if (ok && ob.buffers[0].numel() > 0) k->layouts_for(ib.buffers, ob.buffers[0]);
   return k;
 }
@@ -364,28 +368,19 @@ bool supports(const void*, std::span<const TensorType> in) {
   return true;
 }
 
-// Whether a forward conv of these types runs as a oneDNN forward primitive, whose fastest
-// kernels here (brgconv, brgconv_1x1, brdgmm_dw) compute channels-last: float32/bfloat16 over
-// 1-3 spatial dims, not shaped like a weight gradient (run as backward-weights over swapped dims).
-bool nhwc_kernel(const ConvAttrs& a, std::span<const TensorType> in, size_t nconv) {
-  if (!supports(nullptr, in) || in[0].shape.size() < 3 || in[0].shape.size() > 5) return false;
-  OutTypes out;
-  prims::conv_primitive().infer(&a, in.first(nconv), out);
-  int64_t kernel = 1, outer = 1;
-  for (size_t i = 2; i < in[0].shape.size(); ++i) kernel *= in[1].shape[i], outer *= out.t[0].shape[i];
-  return kernel <= outer;
-}
-
+// A forward conv of float32/bfloat16 over 1-3 spatial dims runs as a oneDNN forward primitive,
+// whose fastest kernels here (brgconv, brgconv_1x1, brdgmm_dw) compute channels-last; a conv
+// shaped like a weight gradient runs as backward-weights over swapped dims, in NCHW.
 // x (input 0) with 16 or more channels (fewer: oneDNN's kernel reads NCHW), the result (-1), and
 // operands of the result's shape.
 bool conv_takes_channels_last(const ConvAttrs& a, std::span<const TensorType> in, size_t nconv, int input) {
-  if (!nhwc_kernel(a, in, nconv)) return false;
-  if (input == -1) return true;
-  if (input == 0) return in[0].shape[1] >= 16;
-  if (static_cast<size_t>(input) < nconv) return false;
+  if (!supports(nullptr, in) || in[0].shape.size() < 3 || in[0].shape.size() > 5) return false;
   OutTypes out;
   prims::conv_primitive().infer(&a, in.first(nconv), out);
-  return in[static_cast<size_t>(input)].shape == out.t[0].shape;
+  if (prims::conv_is_weight_gradient_shaped(in[1].shape, out.t[0].shape)) return false;
+  if (input == -1) return true;
+  if (input == 0) return in[0].shape[1] >= 16;
+  return static_cast<size_t>(input) >= nconv && in[static_cast<size_t>(input)].shape == out.t[0].shape;
 }
 
 
@@ -428,11 +423,6 @@ bool conv_takes_channels_last(const ConvAttrs& a, std::span<const TensorType> in
          v.fused = held.get();
          v.epilogue = prims::resolve_epilogue(fa);
          v.attrs = held;
-         v.reference = [](const void* at, std::span<const Buffer> i, std::span<const Buffer> o, const KernelContext& c) {
-           const auto& f = *static_cast<const prims::ConvFusedAttrs*>(at);
-           prims::conv_reference(f.conv(), i.first(f.first_operand()), o);
-           prims::conv_fused_epilogue(f, prims::resolve_epilogue(f), 0, i, o[0], c);
-         };
          return prepare_any(fa.conv(), in, out, false, std::move(v));
        },
        .takes_channels_last = [](const void* a, std::span<const TensorType> in, int input) {

@@ -123,7 +123,7 @@ bool supports(const void*, std::span<const TensorType> in) {
 std::shared_ptr<PreparedKernel> prepare(const void* attrs, std::span<const TensorType> in,
                                         std::span<const TensorType> out) {
   auto k = std::make_shared<MatmulKernel>(*static_cast<const MatmulAttrs*>(attrs));
-  ContiguousBuffers ib(in), ob(out);
+  TypeBuffers ib(in), ob(out);
   if (ob.buffers[0].numel() > 0) k->entry(ib.buffers, ob.buffers[0]);
   return k;
 }

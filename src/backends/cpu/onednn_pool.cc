@@ -42,13 +42,7 @@ bool any_nan_bits(const U* p, int64_t n, U mask, U inf) {
 
 // Row-major or channels-last: the buffer's elements fill numel() consecutive slots, which the
 // NaN scan reads in memory order.
-bool dense(const Buffer& x) {
-  if (x.contiguous()) return true;
-  const Strides cl = channels_last_strides(Shape(x.shape, x.shape + x.ndim));
-  for (int d = 0; d < x.ndim; ++d)
-    if (x.shape[d] != 1 && x.strides[d] != cl[d]) return false;
-  return true;
-}
+bool dense(const Buffer& x) { return x.contiguous() || is_channels_last(x); }
 
 bool has_nan(const Buffer& x) {
   if (x.dtype == DType::Float32)
@@ -126,7 +120,7 @@ bool supports(const void* attrs, std::span<const TensorType> in) {
 std::shared_ptr<PreparedKernel> prepare(const Pool2dAttrs& a, std::span<const TensorType> in,
                                         std::span<const TensorType> out) {
   auto k = std::make_shared<PoolKernel>(a);
-  ContiguousBuffers ib(in), ob(out);
+  TypeBuffers ib(in), ob(out);
   if (ob.buffers[0].numel() > 0) k->entry(ib.buffers[0], ob.buffers[0]);
   return k;
 }

@@ -2,7 +2,7 @@
 #include "backends/cpu/onednn_post_ops.h"
 
 #include <algorithm>
-#include <cfloat>
+#include <limits>
 #include <optional>
 
 namespace spore::cpu::onednn {
@@ -16,8 +16,10 @@ struct Eltwise {
   float alpha = 0, beta = 0;
 };
 
-// Unary ops as oneDNN eltwise. ReLU, leaky ReLU and ReLU6 are exact (NaN propagates in both);
-// the smooth ones use oneDNN's own approximations, within the O2 tolerance of ours.
+// Unary ops as oneDNN eltwise. ReLU, leaky ReLU and ReLU6 round as ours do, but oneDNN's ReLU and
+// clip are max/min instructions, which turn a NaN into the bound (ours propagate it): the
+// documented O2 deviation (conv_epilogue.h). The smooth ones use oneDNN's own approximations,
+// within the O2 tolerance of ours.
 std::optional<Eltwise> unary_eltwise(UnaryOp op, double a) {
   switch (op) {
     case UnaryOp::relu: return Eltwise{alg::eltwise_relu};
@@ -34,12 +36,14 @@ std::optional<Eltwise> unary_eltwise(UnaryOp op, double a) {
   }
 }
 
+constexpr float kInf = std::numeric_limits<float>::infinity();
+
 // v op s (or s op v when swapped) for a literal s, as clip or linear.
 std::optional<Eltwise> scalar_eltwise(BinaryOp op, double s, bool swapped) {
   const auto v = static_cast<float>(s);
   switch (op) {
-    case BinaryOp::maximum: return Eltwise{alg::eltwise_clip, v, FLT_MAX};
-    case BinaryOp::minimum: return Eltwise{alg::eltwise_clip, -FLT_MAX, v};
+    case BinaryOp::maximum: return Eltwise{alg::eltwise_clip, v, kInf};
+    case BinaryOp::minimum: return Eltwise{alg::eltwise_clip, -kInf, v};
     case BinaryOp::add: return Eltwise{alg::eltwise_linear, 1.f, v};
     case BinaryOp::mul: return Eltwise{alg::eltwise_linear, v, 0.f};
     case BinaryOp::sub: return swapped ? Eltwise{alg::eltwise_linear, -1.f, v} : Eltwise{alg::eltwise_linear, 1.f, -v};
@@ -87,7 +91,10 @@ PostOpPlan map_post_ops(const prims::ConvFusedAttrs& a, const prims::ConvEpilogu
         e = unary_eltwise(static_cast<UnaryOp>(ep.steps[i].code), pa);
         break;
       case ConvPostKind::BinaryScalar:
-        e = scalar_eltwise(static_cast<BinaryOp>(ep.steps[i].code), pa, pb == 1);
+        // The unfused graph holds the literal in the conv's dtype: round it as that does.
+        e = scalar_eltwise(static_cast<BinaryOp>(ep.steps[i].code),
+                           out.dtype == DType::BFloat16 ? static_cast<float>(BFloat16(static_cast<float>(pa))) : pa,
+                           pb == 1);
         break;
       case ConvPostKind::Binary: {
         const std::optional<alg> b = binary_alg(static_cast<BinaryOp>(ep.steps[i].code), pa == 1);
@@ -128,13 +135,7 @@ PostOpPlan map_post_ops(const prims::ConvFusedAttrs& a, const prims::ConvEpilogu
 bool operands_match(const PostOpPlan& p, std::span<const Buffer> in) {
   for (const PostOpPlan::Operand& o : p.operands) {
     const Buffer& b = in[o.input];
-    if (!o.channels_last) {
-      if (!b.contiguous()) return false;
-      continue;
-    }
-    const Strides want = channels_last_strides(Shape(b.shape, b.shape + b.ndim));
-    for (int d = 0; d < b.ndim; ++d)
-      if (b.shape[d] != 1 && b.strides[d] != want[d]) return false;
+    if (!(o.channels_last ? is_channels_last(b) : b.contiguous())) return false;
   }
   return true;
 }

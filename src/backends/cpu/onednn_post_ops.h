@@ -30,7 +30,8 @@ struct PostOpPlan {
   int sum_input = -1;
 };
 
-/// Maps the longest prefix (of at most `limit` entries) of `a`'s post-ops that oneDNN computes as we do: ReLU, leaky ReLU,
+/// Maps the longest prefix (of at most `limit` entries) of `a`'s post-ops that oneDNN computes as
+/// we do (but for NaN through ReLU/clip/min/max, see onednn_post_ops.cc): ReLU, leaky ReLU,
 /// ReLU6 and literal min/max (clip), literal add/sub/mul (linear), the smooth activations
 /// (within the O2 tolerance), and add/sub/mul/min/max/div by an operand that is contiguous in
 /// the shape it broadcasts from. `ep` is `a` resolved; `in` are the node's input types, `out` its result.
