@@ -36,6 +36,8 @@ void Forward::record(int depth, const Primitive& p, const void* attrs, std::span
   bool any_float_out = false;
   for (const Tensor& t : out) any_float_out |= is_floating(t.dtype());
   if (!any || !any_float_out) return;
+  SPORE_CHECK(!p.compiler_made, "[jvp] '", p.name, "' is a node the graph compiler made (a model file saved after ",
+              "`spore convert --optimize` holds them); differentiate the model saved without --optimize");
   SPORE_CHECK(p.jvp != nullptr, "[jvp] primitive '", p.name,
               "' has no forward-mode (jvp) rule, so tangents cannot flow through it; wrap the input in "
               "stop_gradient() if no derivative is needed there");

@@ -85,6 +85,8 @@ std::vector<Tensor> Tape::backward(std::span<const int64_t> roots, std::span<con
     for (int64_t o : n.out_ids) any |= ct[o].defined();
     if (any) {
       const Primitive& p = *n.prim;
+      SPORE_CHECK(!p.compiler_made, "[grad] '", p.name, "' is a node the graph compiler made (a model file saved ",
+                  "after `spore convert --optimize` holds them); differentiate the model saved without --optimize");
       SPORE_CHECK(p.vjp != nullptr, "[grad] primitive '", p.name,
                   "' has no reverse-mode (vjp) rule, so gradients cannot flow through it; wrap the input in "
                   "stop_gradient() if no gradient is needed there");

@@ -261,6 +261,26 @@ TEST(ConvFusedKernel, MatchesTheUnfusedOps) {
   }
 }
 
+// A model file saved after `spore convert --optimize` holds conv_fused nodes; differentiating
+// one is a clear error, not a missing-rule message.
+TEST(ConvFusedKernel, DifferentiatingACompilerMadeNodeIsAClearError) {
+  prims::ConvFusedAttrs a;
+  a.stride = {1, 1}, a.pad_l = {0, 0}, a.pad_r = {0, 0}, a.dilation = {1, 1};
+  a.post_kind = {0}, a.post_ops = "relu", a.post_a = {0}, a.post_b = {0};
+  const Tensor w = r({4, 2, 1, 1}, 3);
+  auto f = [&](const Tensor& x) {
+    const std::vector<Tensor> in = {x, w};
+    return sum(std::move(runtime::dispatch(prims::conv_fused_primitive(), &a, in).t[0]));
+  };
+  try {
+    grad(f)(r({1, 2, 3, 3}, 4));
+    ADD_FAILURE() << "grad through conv_fused ran";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("differentiate the model saved without --optimize"), std::string::npos)
+        << e.what();
+  }
+}
+
 // A ResNet-style basic block and a MobileNetV2-style inverted residual in inference mode,
 // traced and run at O2 as a plan: conv_fused nodes with channels-last activations between them,
 // against the interpreter of the unoptimized graph; the same plan with every value row-major
