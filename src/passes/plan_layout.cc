@@ -32,19 +32,19 @@ void assign_layouts(Plan& plan, const std::vector<int64_t>& producer) {
   std::vector<char> viewed(plan.slots.size(), 0);
   for (const Slot& s : plan.slots)
     if (s.kind == SlotKind::View) viewed[static_cast<size_t>(s.base)] = 1;
+  // Who reads each slot: (step, input position).
+  std::vector<std::vector<std::pair<size_t, int>>> readers(plan.slots.size());
+  for (size_t k = 0; k < plan.steps.size(); ++k)
+    for (size_t i = 0; i < plan.steps[k].in.size(); ++i)
+      readers[static_cast<size_t>(plan.steps[k].in[i])].emplace_back(k, static_cast<int>(i));
   for (size_t v = 0; v < plan.slots.size(); ++v) {
     const Slot& sl = plan.slots[v];
-    if (sl.kind != SlotKind::Arena || viewed[v] || producer[v] < 0 || sl.shape.size() < 3) continue;
+    if (sl.kind != SlotKind::Arena || viewed[v] || producer[v] < 0 || sl.shape.size() < 3 || readers[v].empty()) continue;
     const Step& made = plan.steps[static_cast<size_t>(producer[v])];
     if (made.out.size() != 1 || made.out[0] != static_cast<int32_t>(v) || !takes(plan, made, -1)) continue;
-    bool ok = true, read = false;
-    for (const Step& st : plan.steps)
-      for (size_t i = 0; ok && i < st.in.size(); ++i)
-        if (st.in[i] == static_cast<int32_t>(v)) {
-          read = true;
-          ok = takes(plan, st, static_cast<int>(i));
-        }
-    if (!ok || !read) continue;
+    bool ok = true;
+    for (const auto& [k, i] : readers[v]) ok = ok && takes(plan, plan.steps[k], i);
+    if (!ok) continue;
     Slot& s = plan.slots[v];
     s.channels_last = true;
     s.strides = channels_last_strides(s.shape);

@@ -20,9 +20,9 @@
 
 #include "backends/cpu/onednn_common.h"
 #include "backends/cpu/onednn_post_ops.h"
+#include "backends/cpu/onednn_weight_cache.h"
 #include "prims/conv.h"
 #include "prims/conv_fused.h"
-#include "spore/tensor.h"
 
 namespace spore::cpu::onednn {
 namespace {
@@ -106,7 +106,8 @@ class ConvKernel final : public PreparedKernel {
     dnnl::memory src_user = wrap(l->src_user, in[0].data), wei_user = wrap(l->wei_user, in[1].data);
     dnnl::memory src = place(src_, l->src_user, in[0].data, l->src_r, off);
     dnnl::memory wei = place(wei_, l->wei_user, in[1].data, l->wei_r, off);
-    const bool wei_ready = l->wei_r && cached_weights(*l, in[1], ctx, wei);
+    const bool wei_ready =
+        l->wei_r && weight_cache_.use(in[1], ctx.input_stamps ? ctx.input_stamps[1] : 0, l, wei_, wei);
     dnnl::memory dst_user = wrap(l->dst_user, out[0].data);
     dnnl::memory dst = place(dst_, l->dst_user, out[0].data, l->dst_r, off);
     if (l->src_r) l->src_r->execute(s, src_user, src);
@@ -138,39 +139,6 @@ class ConvKernel final : public PreparedKernel {
   }
 
  private:
-  struct Layouts;
-
-  // Weights that stay the same between calls (inference: the same pointer and storage version,
-  // KernelContext::input_stamps) are reordered once, into memory the kernel keeps; `wei` then
-  // points there. True when it already holds them. A pair of calls with one stamp is needed
-  // before the copy is made, so a training step, whose weights change every call, never makes
-  // one (and keeps its memory peak).
-  bool cached_weights(const Layouts& l, const Buffer& w, const KernelContext& ctx, dnnl::memory& wei) const {
-    const uint64_t stamp = ctx.input_stamps ? ctx.input_stamps[1] : 0;
-    if (stamp == 0) return false;
-    WeightCache& c = weight_cache_;
-    const bool same = c.data == w.data && c.stamp == stamp && c.layouts == &l;
-    c.data = w.data, c.stamp = stamp, c.layouts = &l;
-    if (!same) {
-      c.valid = false;
-      return false;
-    }
-    // From the caching allocator (64-byte aligned, counted by memory_stats, under the cap).
-    if (!c.memory) c.memory = std::make_shared<Storage>(kCPU, wei_.get_size());
-    wei = wrap(wei_, c.memory->data());
-    if (c.valid) return true;
-    c.valid = true;  // the caller reorders into it this once
-    return false;
-  }
-
-  struct WeightCache {
-    const void* data = nullptr;
-    uint64_t stamp = 0;
-    const void* layouts = nullptr;
-    bool valid = false;  // `memory` holds the reordered weights of (data, stamp)
-    std::shared_ptr<Storage> memory;
-  };
-
   struct Layouts {
     std::vector<int64_t> key;
     bool ok = false;
@@ -235,8 +203,8 @@ class ConvKernel final : public PreparedKernel {
   std::vector<dnnl::memory::desc> operand_descs_;  // of the mapped Binary post-ops, in order
   // Per thread in PyNative (the dispatch cache) and per workspace in plans (a concurrent call of
   // a plan gets its own prepared kernels), so never used by two calls at once.
-  mutable std::deque<Layouts> layouts_;  // a deque: WeightCache points at entries
-  mutable WeightCache weight_cache_;  // per thread, like the dispatch cache
+  mutable std::deque<Layouts> layouts_;  // a deque: entries stay put (the weight cache's key)
+  mutable WeightCache weight_cache_;
 };
 
 dnnl::memory::desc any_desc(const Shape& s, DType t) {
