@@ -47,21 +47,51 @@ class KernelWriter {
     T_ = f32_ ? "float" : "double";
     S_ = f32_ ? "_f32" : "_f64";
     // xsimd 8.1's AVX-512 neg is 0 - x (+0 for neg(+0)); the interpreter runs it, so match it.
-    neg_is_sub_ = std::string(tile_kernels().isa) == "avx512";
+    const std::string isa = tile_kernels().isa;
+    neg_is_sub_ = isa == "avx512";
+    // Streaming stores of whole vectors (GCC builtins: no #include needed); bool outputs never.
+    vec_bytes_ = isa == "avx512" ? 64 : isa == "avx2" ? 32 : 0;
+    for (DType t : p_.outputs) vec_bytes_ = t == DType::Bool ? 0 : vec_bytes_;
+    if (p_.outputs.empty()) vec_bytes_ = 0;
   }
 
   void write(const std::string& symbol, int64_t tile) {
     const size_t ni = p_.inputs.size(), no = p_.outputs.size();
+    auto params = [&] {
+      os_ << "(long n";
+      for (size_t k = 0; k < ni; ++k) os_ << ", const " << T_ << "* __restrict i" << k;
+      for (size_t j = 0; j < no; ++j)
+        os_ << ", " << (p_.outputs[j] == DType::Bool ? "unsigned char" : T_) << "* __restrict o" << j;
+      os_ << ")";
+    };
     // The body: one flat loop over restrict pointers.
-    os_ << "__attribute__((noinline)) static void " << symbol << "_body(long n";
-    for (size_t k = 0; k < ni; ++k) os_ << ", const " << T_ << "* __restrict i" << k;
-    for (size_t j = 0; j < no; ++j)
-      os_ << ", " << (p_.outputs[j] == DType::Bool ? "unsigned char" : T_) << "* __restrict o" << j;
-    os_ << ") {\n  for (long j = 0; j < n; ++j) {\n";
+    os_ << "__attribute__((noinline)) static void " << symbol << "_body";
+    params();
+    os_ << " {\n  for (long j = 0; j < n; ++j) {\n";
     for (int32_t r = 0; r < p_.num_registers; ++r) os_ << "    " << T_ << " r" << r << ";\n";
     for (const Instr& i : p_.code) os_ << "    " << instr(i) << "\n";
     os_ << "  }\n}\n\n";
-
+    if (vec_bytes_ > 0) {
+      // Streaming: the body writes a row's chunk into an aligned stage in L1, and this copies
+      // it out with plain stores up to the destination's vector alignment, non-temporal vector
+      // stores after, and plain stores for the tail.
+      const long lanes = vec_bytes_ / (f32_ ? 4 : 8);
+      const std::string V = symbol + "_vec";
+      const char* nt = vec_bytes_ == 64 ? (f32_ ? "__builtin_ia32_movntps512" : "__builtin_ia32_movntpd512")
+                                        : (f32_ ? "__builtin_ia32_movntps256" : "__builtin_ia32_movntpd256");
+      os_ << "typedef " << T_ << " " << V << " __attribute__((__vector_size__(" << vec_bytes_ << ")));\n"
+          << "static void " << symbol << "_stream(" << T_ << "* __restrict dst, const " << T_
+          << "* __restrict src, long n) {\n"
+          << "  long j = 0;\n"
+          << "  for (; j < n && ((unsigned long)(dst + j) & " << vec_bytes_ - 1 << "); ++j) dst[j] = src[j];\n"
+          << "  for (; j + " << lanes << " <= n; j += " << lanes << ") {\n"
+          << "    " << V << " v;\n"
+          << "    __builtin_memcpy(&v, src + j, sizeof v);\n"
+          << "    " << nt << "(dst + j, v);\n"
+          << "  }\n"
+          << "  for (; j < n; ++j) dst[j] = src[j];\n"
+          << "}\n\n";
+    }
     // The entry point (emit_cpp.h): a work item is a block of `rb` consecutive rows (along dim
     // nd - 2) by a chunk of tile / rb columns. Inputs that are contiguous along the row are read
     // in place unless an output is the same buffer (an in-place state update: the body's
@@ -81,6 +111,17 @@ class KernelWriter {
       for (size_t j = 0; j < no; ++j) os_ << " || in[" << k << "] == (const void*)out[" << j << "]";
       os_ << ";\n";
     }
+    if (vec_bytes_ > 0) {
+      // Stream when the outputs are far larger than the caches and share o0's alignment.
+      os_ << "  long total = 1;\n  for (long d = 0; d < nd; ++d) total *= shape[d];\n"
+          << "  const bool nt = total * " << no * (f32_ ? 4 : 8) << " >= " << kStreamingStoreBytes;
+      for (size_t j = 1; j < no; ++j)
+        os_ << " && (((unsigned long)out[" << j << "] ^ (unsigned long)out[0]) & " << vec_bytes_ - 1 << ") == 0";
+      os_ << ";\n";
+    }
+    if (vec_bytes_ > 0)
+      for (size_t j = 0; j < no; ++j)
+        os_ << "  " << T_ << " t" << j << "[" << tile << "] __attribute__((aligned(" << vec_bytes_ << ")));\n";
     os_ << "  for (long w = wb; w < we; ++w) {\n"
         << "    const long q = w / chunks, j0 = (w % chunks) * cw;\n"
         << "    const long r0 = (q % blocks) * rb, outer = q / blocks;\n"
@@ -119,11 +160,36 @@ class KernelWriter {
           << "      }\n"
           << "    }\n";
     }
-    os_ << "    for (long r = 0; r < nr; ++r)\n      " << symbol << "_body(n";
-    for (size_t k = 0; k < ni; ++k) os_ << ", p" << k << " + r * ps" << k;
-    for (size_t j = 0; j < no; ++j)
-      os_ << ", (" << (p_.outputs[j] == DType::Bool ? "unsigned char" : T_) << "*)out[" << j << "] + (row0 + r) * inner + j0";
-    os_ << ");\n  }\n}\n\n";
+    auto out_at = [&](size_t j) {
+      return std::string("(")
+          .append(p_.outputs[j] == DType::Bool ? "unsigned char" : T_)
+          .append("*)out[")
+          .append(std::to_string(j))
+          .append("] + (row0 + r) * inner + j0");
+    };
+    auto call = [&](bool staged) {
+      os_ << symbol << "_body(n";
+      for (size_t k = 0; k < ni; ++k) os_ << ", p" << k << " + r * ps" << k;
+      for (size_t j = 0; j < no; ++j) {
+        os_ << ", ";
+        if (staged) os_ << "t" << j;
+        else os_ << out_at(j);
+      }
+      os_ << ")";
+    };
+    os_ << "    for (long r = 0; r < nr; ++r) {\n      ";
+    if (vec_bytes_ > 0) {
+      os_ << "if (nt) {\n        ";
+      call(true);
+      os_ << ";\n";
+      for (size_t j = 0; j < no; ++j) os_ << "        " << symbol << "_stream(" << out_at(j) << ", t" << j << ", n);\n";
+      os_ << "        continue;\n      }\n      ";
+    }
+    call(false);
+    os_ << ";\n    }\n  }\n";
+    // Streaming stores are weakly ordered: fence them before the caller's threads read.
+    if (vec_bytes_ > 0) os_ << "  if (nt) __builtin_ia32_sfence();\n";
+    os_ << "}\n\n";
   }
 
  private:
@@ -231,6 +297,7 @@ class KernelWriter {
   std::ostringstream& os_;
   bool f32_;
   bool neg_is_sub_ = false;
+  long vec_bytes_ = 0;  // streaming-store vector width; 0: no streaming body
   std::string T_, S_;
 };
 

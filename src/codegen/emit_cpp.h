@@ -19,7 +19,13 @@
 namespace spore::codegen {
 
 /// Bumped whenever the emitted text or its calling convention changes (part of the cache key).
-inline constexpr int kGeneratorVersion = 2;
+inline constexpr int kGeneratorVersion = 3;
+
+/// Calls whose float outputs total at least this many bytes write them with non-temporal
+/// (streaming) stores on AVX2/AVX-512 machines: such results are far larger than the caches, and
+/// a streaming store skips reading each output line before writing it (PERF-NOTES: triad 27-31
+/// GB/s plain, 36-44 GB/s streaming, 2 threads). Smaller results stay in cache for their reader.
+inline constexpr long kStreamingStoreBytes = 32L << 20;
 
 /// The emitted kernel's signature: work items [begin, end) of the merged iteration space
 /// `shape[0..ndim)` (ndim >= 1), input k's element strides at strides[k * ndim + d], inputs and
