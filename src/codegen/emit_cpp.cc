@@ -73,8 +73,9 @@ class KernelWriter {
     os_ << "  }\n}\n\n";
     if (vec_bytes_ > 0) {
       // Streaming: the body writes a row's chunk into an aligned stage in L1, and this copies
-      // it out with plain stores up to the destination's vector alignment, non-temporal vector
-      // stores after, and plain stores for the tail.
+      // it out with plain stores up to the destination's cache-line boundary (so streaming
+      // stores fill whole lines), non-temporal vector stores after, and plain stores for the
+      // tail. GCC has the movnt builtins; clang has __builtin_nontemporal_store.
       const long lanes = vec_bytes_ / (f32_ ? 4 : 8);
       const std::string V = symbol + "_vec";
       const char* nt = vec_bytes_ == 64 ? (f32_ ? "__builtin_ia32_movntps512" : "__builtin_ia32_movntpd512")
@@ -83,11 +84,15 @@ class KernelWriter {
           << "static void " << symbol << "_stream(" << T_ << "* __restrict dst, const " << T_
           << "* __restrict src, long n) {\n"
           << "  long j = 0;\n"
-          << "  for (; j < n && ((unsigned long)(dst + j) & " << vec_bytes_ - 1 << "); ++j) dst[j] = src[j];\n"
+          << "  for (; j < n && ((unsigned long)(dst + j) & 63); ++j) dst[j] = src[j];\n"
           << "  for (; j + " << lanes << " <= n; j += " << lanes << ") {\n"
           << "    " << V << " v;\n"
           << "    __builtin_memcpy(&v, src + j, sizeof v);\n"
+          << "#if defined(__clang__)\n"
+          << "    __builtin_nontemporal_store(v, (" << V << "*)(dst + j));\n"
+          << "#else\n"
           << "    " << nt << "(dst + j, v);\n"
+          << "#endif\n"
           << "  }\n"
           << "  for (; j < n; ++j) dst[j] = src[j];\n"
           << "}\n\n";
@@ -112,12 +117,10 @@ class KernelWriter {
       os_ << ";\n";
     }
     if (vec_bytes_ > 0) {
-      // Stream when the outputs are far larger than the caches and share o0's alignment.
+      // Stream when the outputs are far larger than the caches and rows hold several lines.
       os_ << "  long total = 1;\n  for (long d = 0; d < nd; ++d) total *= shape[d];\n"
-          << "  const bool nt = total * " << no * (f32_ ? 4 : 8) << " >= " << kStreamingStoreBytes;
-      for (size_t j = 1; j < no; ++j)
-        os_ << " && (((unsigned long)out[" << j << "] ^ (unsigned long)out[0]) & " << vec_bytes_ - 1 << ") == 0";
-      os_ << ";\n";
+          << "  const bool nt = total * " << no * (f32_ ? 4 : 8) << " >= " << kStreamingStoreBytes
+          << " && inner * " << (f32_ ? 4 : 8) << " >= 256;\n";
     }
     if (vec_bytes_ > 0)
       for (size_t j = 0; j < no; ++j)

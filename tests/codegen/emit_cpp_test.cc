@@ -17,6 +17,7 @@
 #include "codegen/emit_cpp.h"
 #include "codegen/loop_interpreter.h"
 #include "codegen/schedule.h"
+#include "codegen/tile_ops.h"
 #include "codegen_programs.h"
 #include "kernel_test_env.h"
 
@@ -88,23 +89,29 @@ TEST_F(EmittedKernel, MatchesTheInterpreterOnRandomBroadcastShapes) {
 }
 
 // Results of kStreamingStoreBytes and more are written by non-temporal stores on AVX2/AVX-512:
-// rows whose start is not vector-aligned (an odd inner size), two outputs, a 1-D run, an output
-// written over its input, and views at an element offset (an output misaligned against the
-// other: plain stores then) all match the interpreter bit for bit.
+// rows whose start is not on a cache line (an odd inner size), two outputs, a 1-D run, an output
+// written over its input, views at element offsets, float32 and float64 all match the
+// interpreter bit for bit.
 TEST_F(EmittedKernel, StreamingStoresOfLargeResultsMatchTheInterpreter) {
   std::mt19937 rng(7);
   auto f = [](const std::vector<Tensor>& x) {
     const Tensor m = x[0] * 0.9 + x[1];
     return std::vector<Tensor>{m, x[1] - m * 0.05};
   };
-  const int64_t big = kStreamingStoreBytes / 4 / 2 + 3;  // two float outputs: just over the line
+  const std::string isa = tile_kernels().isa;
+  for (DType dt : {DType::Float32, DType::Float64}) {
+  const int64_t big = kStreamingStoreBytes / static_cast<int64_t>(dtype_size(dt)) / 2 + 3;  // two outputs: just over
   // In 2-D the second input is a row broadcast down the rows, so rows of an odd length stay
-  // rows (contiguous dims merge into one run) and most start off a vector boundary.
+  // rows (contiguous dims merge into one run) and most start off a cache line.
   for (const Shape& s : std::vector<Shape>{{big}, {big / 1031 + 1, 1031}, {3, 5, 7}}) {
-    SCOPED_TRACE(shape_str(s));
+    SCOPED_TRACE(shape_str(s) + " " + std::string(dtype_name(dt)));
     const Shape bs = s.size() == 2 ? Shape{1, s[1]} : s;
-    const Tensor a = testing::random_tensor(s, DType::Float32, rng, false), b = testing::random_tensor(bs, DType::Float32, rng, false);
+    const Tensor a = testing::random_tensor(s, dt, rng, false), b = testing::random_tensor(bs, dt, rng, false);
     const LoopProgram p = lower(*testing::trace(f, {a, b}));
+    // The emitted unit has the streaming path on AVX2/AVX-512 (and only there).
+    const KernelDecl decl{&p, "k", kEmitTile};
+    const std::string src = emit_unit({&decl, 1});
+    EXPECT_EQ(src.find("_stream(") != std::string::npos, isa == "avx512" || isa == "avx2") << isa;
     std::string why;
     const KernelFn fn = compile_now(p, &why);
     ASSERT_NE(fn, nullptr) << why;
@@ -120,14 +127,15 @@ TEST_F(EmittedKernel, StreamingStoresOfLargeResultsMatchTheInterpreter) {
       EXPECT_TRUE(testing::same_bits(in_place, want[0])) << "in place, threads " << threads;
     }
     if (s.size() != 1) continue;
-    // Outputs one element into larger buffers: aligned alike (streamed), then unalike (not).
+    // Outputs at element offsets into larger buffers, alike and unalike.
     for (int64_t shift : {1, 2}) {
-      const Tensor o0 = zeros({s[0] + 1}).slice(0, 1, s[0] + 1), o1 = zeros({s[0] + 2}).slice(0, shift, s[0] + shift);
+      const Tensor o0 = zeros({s[0] + 1}, {dt}).slice(0, 1, s[0] + 1), o1 = zeros({s[0] + 2}, {dt}).slice(0, shift, s[0] + shift);
       auto want = testing::outputs_of(p, s);
       run_loop_program(p, make_schedule(p, want[0].numel()), testing::buffers({a, b}), testing::buffers(want));
       run_compiled(fn, p, testing::buffers({a, b}), testing::buffers({o0, o1}));
       EXPECT_TRUE(testing::same_bits(o0, want[0]) && testing::same_bits(o1, want[1])) << "shift " << shift;
     }
+  }
   }
 }
 
