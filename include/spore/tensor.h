@@ -46,6 +46,10 @@ class Storage {
   std::shared_ptr<const void> owner_;  // set for borrowed memory
 };
 
+/// A number no storage version of this process has been or will be (the same counter): a stamp
+/// for memory the runtime rewrites itself (a compiled plan's kept intermediates).
+uint64_t fresh_version_stamp();
+
 /// Opaque per-tensor trace membership, owned by the transform frames (src/autodiff); null when the
 /// tensor belongs to no open trace or tape, which is the eager fast path.
 struct TraceSlot;

@@ -16,6 +16,8 @@ uint64_t next_version() {
 }
 }  // namespace
 
+uint64_t fresh_version_stamp() { return next_version(); }
+
 void Storage::bump_version() { version_.store(next_version(), std::memory_order_relaxed); }
 
 Storage::Storage(Device device, size_t nbytes) : nbytes_(nbytes), device_(device), version_(next_version()) {

@@ -6,7 +6,6 @@
 #include "passes/dce.h"
 #include "passes/graph_editor.h"
 #include "prims/batch_norm.h"
-#include "prims/binary.h"
 #include "prims/conv_fused.h"
 #include "prims/unary.h"
 #include "prims/views.h"
@@ -190,6 +189,32 @@ std::pair<ir::ValueRef, ir::ValueRef> scale_shift(GraphEditor& ed, const ir::Nod
   return {emit(ed, "reshape", reshape, {scale}, sc), emit(ed, "reshape", reshape, {shift}, sc)};
 }
 
+// A value that stays the same from call to call unless its storage's version changes: a literal,
+// or a parameter or captured tensor the graph never writes (plans compute what depends only on
+// such values once while they stay unchanged: runtime::Plan::invariant_inputs).
+bool unchanging(const ir::Graph& g, ir::ValueRef v) {
+  if (v.node != ir::ValueRef::kParam) return g.nodes()[static_cast<size_t>(v.node)]->op() == transforms::kConstantOp;
+  const ir::Role r = g.params()[static_cast<size_t>(v.index)].role;
+  if (r != ir::Role::Constant && r != ir::Role::Parameter) return false;
+  for (const ir::Output& o : g.outputs())
+    if (o.updates && *o.updates == v.index) return false;
+  return true;
+}
+
+// A batch_norm right after the conv whose conv weight, bias and BatchNorm inputs are all
+// unchanging folds into the weights: conv(x, w * scale) + (b * scale + shift), as ONNX exporters
+// do, and the plan computes the folded weights once. (Elsewhere it stays two per-channel
+// post-ops, computed every call.)
+bool folds_into_weights(const ir::Graph& g, const ir::Node& conv, const Chain& c) {
+  if (c.links.empty() || c.links[0].batch_norm < 0) return false;
+  const ir::Node& bn = *g.nodes()[static_cast<size_t>(c.links[0].batch_norm)];
+  for (size_t i = 1; i < conv.inputs().size(); ++i)
+    if (!unchanging(g, conv.inputs()[i])) return false;
+  for (size_t i = 1; i < bn.inputs().size(); ++i)
+    if (!unchanging(g, bn.inputs()[i])) return false;
+  return true;
+}
+
 // Emits the conv_fused node of chain `c`; returns its result.
 ir::ValueRef emit_chain(GraphEditor& ed, const Chain& c) {
   const ir::Graph& g = ed.old_graph();
@@ -206,7 +231,24 @@ ir::ValueRef emit_chain(GraphEditor& ed, const Chain& c) {
     a->post_a.push_back(pa);
     a->post_b.push_back(pb);
   };
-  for (const Link& l : c.links) {
+  size_t first = 0;
+  if (folds_into_weights(g, conv, c)) {
+    const ir::Node& bn = *g.nodes()[static_cast<size_t>(c.links[0].batch_norm)];
+    const auto [scale, shift] = scale_shift(ed, bn, 2);  // (O): for the bias
+    auto none = std::make_shared<const NoAttrs>();
+    const std::string& sc = bn.scope();
+    const auto& wt = std::get<ir::TensorType>(ed.type_of(inputs[1]));
+    Shape per_out = {wt.shape[0].value()};
+    while (per_out.size() < wt.shape.size()) per_out.push_back(1);
+    auto reshape = std::make_shared<const prims::ReshapeAttrs>(prims::ReshapeAttrs{per_out});
+    inputs[1] = emit(ed, "mul", none, {inputs[1], emit(ed, "reshape", reshape, {scale}, sc)}, sc);
+    if (a->has_bias) inputs[2] = emit(ed, "add", none, {emit(ed, "mul", none, {inputs[2], scale}, sc), shift}, sc);
+    else inputs.push_back(shift);
+    a->has_bias = true;
+    first = 1;
+  }
+  for (size_t li = first; li < c.links.size(); ++li) {
+    const Link& l = c.links[li];
     if (l.batch_norm >= 0) {
       const auto [scale, shift] = scale_shift(ed, *g.nodes()[static_cast<size_t>(l.batch_norm)], rank);
       push(ConvPostKind::Binary, "mul", 0, 0);

@@ -138,6 +138,46 @@ void donate(const ir::Graph& g, Lowering& l, const std::vector<int32_t>& out_slo
   }
 }
 
+// Marks the steps that read only parameters and captured tensors the graph never writes (and
+// literals, and what such steps made): see Plan::invariant_inputs.
+void mark_invariant(const ir::Graph& g, Plan& plan) {
+  std::vector<char> inv(plan.slots.size(), 0);
+  std::vector<char> written(g.params().size(), 0);
+  for (const ir::Output& o : g.outputs())
+    if (o.updates) written[static_cast<size_t>(*o.updates)] = 1;
+  for (size_t s = 0; s < plan.slots.size(); ++s) {
+    const Slot& sl = plan.slots[s];
+    if (sl.kind == SlotKind::Constant) inv[s] = 1;
+    if (sl.kind == SlotKind::Input) {
+      const ir::Role r = g.params()[static_cast<size_t>(sl.index)].role;
+      inv[s] = (r == ir::Role::Constant || r == ir::Role::Parameter) && !written[static_cast<size_t>(sl.index)];
+    }
+  }
+  std::vector<char> used_input(plan.slots.size(), 0);
+  for (Step& st : plan.steps) {
+    bool ok = st.kernel != nullptr && st.prim->effect == Effect::Pure;
+    for (int32_t s : st.in) {
+      const Slot& sl = plan.slots[static_cast<size_t>(s)];
+      ok = ok && inv[static_cast<size_t>(sl.kind == SlotKind::View ? sl.base : s)];
+    }
+    for (int32_t s : st.out) ok = ok && plan.slots[static_cast<size_t>(s)].kind == SlotKind::Arena;
+    if (!ok) continue;
+    st.invariant = true;
+    for (int32_t s : st.out) {
+      inv[static_cast<size_t>(s)] = 1;
+      plan.slots[static_cast<size_t>(s)].invariant = true;
+    }
+    for (int32_t s : st.in) {
+      const Slot& sl = plan.slots[static_cast<size_t>(s)];
+      const int32_t root = sl.kind == SlotKind::View ? sl.base : s;
+      if (plan.slots[static_cast<size_t>(root)].kind == SlotKind::Input) used_input[static_cast<size_t>(root)] = 1;
+    }
+  }
+  // Views of invariant values are read later through their base: the base is what must persist.
+  for (size_t s = 0; s < plan.slots.size(); ++s)
+    if (used_input[s]) plan.invariant_inputs.push_back(static_cast<int32_t>(s));
+}
+
 // Prepares each step's kernel for its slots' types, layouts included.
 void prepare_kernels(Plan& plan) {
   std::vector<TensorType> in, out;
@@ -163,7 +203,9 @@ void plan_arena(Lowering& l) {
     const int64_t first = l.producer[s];
     SPORE_ASSERT(first != kNoStep, "arena slot ", s, " has no producing step");
     const size_t bytes = static_cast<size_t>(numel_of(sl.shape)) * dtype_size(sl.dtype);
-    lives.push_back({bytes, first, std::max(first, l.last_read[s])});
+    // An invariant step's result must outlive the call: later calls read it without remaking it.
+    const int64_t last = sl.invariant ? static_cast<int64_t>(plan.steps.size()) : std::max(first, l.last_read[s]);
+    lives.push_back({bytes, sl.invariant ? 0 : first, last});
     ids.push_back(static_cast<int32_t>(s));
   }
   const MemoryLayout layout = plan_memory(lives, kAlign);
@@ -270,6 +312,7 @@ std::shared_ptr<Plan> lower_plan(const ir::Graph& g, std::span<const Tensor> inp
     if (r.kind == SlotKind::Arena) r.kind = SlotKind::Output;
   }
   for (size_t o = 0; o < out_slots.size(); ++o) plan->outputs.push_back({out_slots[o], g.outputs()[o].updates});
+  mark_invariant(g, *plan);
   assign_layouts(*plan, l.producer);
   prepare_kernels(*plan);
   plan_arena(l);

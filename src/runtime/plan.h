@@ -37,6 +37,7 @@ struct Slot {
   Shape shape;
   Strides strides;
   bool channels_last = false;  // Arena only: stored channels-last (`strides` say so too)
+  bool invariant = false;      // Arena only: made by an invariant step (Plan::invariant_inputs)
   int64_t index = -1;  // Input, Donated: the graph input
   size_t offset = 0;   // Arena: bytes; View: elements from the base's first element
   int32_t base = -1;   // View: a slot that is not a view
@@ -54,6 +55,7 @@ struct Step {
   std::shared_ptr<PreparedKernel> prepared;   // prepared once, when the kernel has `prepare`
   size_t scratch_bytes = 0;
   std::vector<int32_t> in, out;               // slot ids
+  bool invariant = false;  // reads only invariant values: skipped while Plan::invariant_inputs are unchanged
 };
 
 /// A graph output: its slot, and for a state write the input it replaces.
@@ -78,6 +80,12 @@ struct Plan {
   std::vector<Slot> slots;
   std::vector<Step> steps;
   std::vector<PlanOutput> outputs;
+  /// The input slots invariant steps read (directly or through invariant steps): parameters and
+  /// captured tensors the graph never writes. A call whose every such input has the pointer and
+  /// storage version of the workspace's previous call skips the invariant steps: their results
+  /// (a BatchNorm folded into conv weights, a weight transposed) are still in the arena, where
+  /// memory planning keeps them for the whole plan.
+  std::vector<int32_t> invariant_inputs;
   PlanMemory memory;
   int threads = 1;  // prepared library kernels fix their thread count
   /// Arenas of calls in flight: a call takes a free one, so concurrent calls never share one.

@@ -149,6 +149,30 @@ graph @main(%0: data float32[2, 16, 4, 4], %1: data float32[16, 16, 3, 3]) {
   EXPECT_EQ(conv_epilogue(training), training);
 }
 
+// With the weights and statistics parameters the graph never writes, the BatchNorm folds into
+// the conv's weights and bias (a plan computes them once while they stay unchanged); the ReLU
+// stays a post-op.
+TEST(PassConvEpilogue, BatchNormOfUnchangingParametersFoldsIntoTheWeights) {
+  const std::string out = run_pass(conv_epilogue, text(R"(
+graph @main(%0: data float32[1, 16, 4, 4], %1: constant float32[16, 16, 3, 3], %2: parameter float32[16], %3: constant float32[16], %4: constant float32[16], %5: constant float32[16]) {
+  %6 = CONV(%0, %1) : float32[1, 16, 4, 4]
+  %7, %8, %9 = batch_norm{training=false, eps=1e-05, has_weight=true, has_bias=true, has_running=true}(%6, %2, %3, %4, %5) : float32[1, 16, 4, 4], float32[16], float32[16]
+  %10 = relu{a=0, b=0}(%7) : float32[1, 16, 4, 4]
+  return %10
+})"));
+  EXPECT_NE(out.find("has_bias=true, post_kind=[0], post_ops=\"relu\""), std::string::npos) << out;
+  EXPECT_NE(out.find("reshape{shape=[16, 1, 1, 1]}"), std::string::npos) << out;
+  // A statistic the graph writes (a buffer) keeps the per-channel post-ops.
+  const std::string written = run_pass(conv_epilogue, text(R"(
+graph @main(%0: data float32[1, 16, 4, 4], %1: constant float32[16, 16, 3, 3], %2: buffer float32[16], %3: constant float32[16], %4: constant float32[16], %5: constant float32[16]) {
+  %6 = CONV(%0, %1) : float32[1, 16, 4, 4]
+  %7, %8, %9 = batch_norm{training=false, eps=1e-05, has_weight=true, has_bias=true, has_running=true}(%6, %2, %3, %4, %5) : float32[1, 16, 4, 4], float32[16], float32[16]
+  %10 = mul{}(%2, %2) : float32[16]
+  return %7, %10 updates %2
+})"));
+  EXPECT_NE(written.find("post_ops=\"mul,add\""), std::string::npos) << written;
+}
+
 TEST(PassConvEpilogue, BadAttributesFailClearly) {
   auto expect_error = [](const std::string& attrs, const std::string& inputs, const std::string& want) {
     const std::string g = text("graph @main(%0: data float32[1, 16, 4, 4], %1: data float32[16, 16, 3, 3], "
