@@ -226,8 +226,8 @@ void run_view_copy(const Plan& plan, const Step& st, Workspace& w) {
 }
 
 // What KernelContext::input_stamps says of slot `s`: the version of the caller's or the plan's
-// storage behind a plan input, a literal or a view of them; 0 (unknown) for the plan's own
-// memory, which every call rewrites.
+// storage behind a plan input, a literal or a view of them; the current stamp of an invariant
+// step's result; 0 (unknown) for the rest of the plan's own memory, which every call rewrites.
 uint64_t stamp_of(const Plan& plan, const Workspace& w, int32_t s) {
   const Slot* slot = &plan.slots[static_cast<size_t>(s)];
   if (slot->kind == SlotKind::View) {
@@ -275,8 +275,9 @@ void run_kernel(const Plan& plan, const Step& st, size_t k, Workspace& w) {
 }
 
 // True when every invariant input has the pointer and version it had when this workspace last
-// ran the invariant steps (their results are still in its arena); else records the new ones and
-// gives the results a new stamp, and the caller runs the steps.
+// ran the invariant steps to the end (their results are still in its arena). Else forgets the
+// old record (a call that throws midway leaves none, so the next one reruns them) and gives the
+// results a new stamp; the caller runs the steps, then record_invariant().
 bool invariant_unchanged(const Plan& plan, Workspace& w) {
   if (plan.invariant_inputs.empty()) return false;
   bool same = w.invariant_stamp != 0 && w.invariant_seen.size() == plan.invariant_inputs.size();
@@ -286,12 +287,15 @@ bool invariant_unchanged(const Plan& plan, Workspace& w) {
   }
   if (same) return true;
   w.invariant_seen.clear();
+  w.invariant_stamp = fresh_version_stamp();
+  return false;
+}
+
+void record_invariant(const Plan& plan, Workspace& w) {
   for (int32_t s : plan.invariant_inputs) {
     const Tensor& t = w.owner[static_cast<size_t>(s)];
     w.invariant_seen.emplace_back(t.data_ptr(), t.version());
   }
-  w.invariant_stamp = fresh_version_stamp();
-  return false;
 }
 
 }  // namespace
@@ -322,6 +326,7 @@ std::vector<Tensor> run(const Plan& plan, std::span<const Tensor> inputs) {
     else run_kernel(plan, st, k, *w);
     if (profiled) profile::record_step(plan, k, profile::now_ns() - t0);
   }
+  if (!skip_invariant && !plan.invariant_inputs.empty()) record_invariant(plan, *w);
   // A state update written into the caller's tensor is an in-place write: kernels that keep
   // work made from it (input_stamps) must see it changed.
   for (const PlanOutput& o : plan.outputs) {

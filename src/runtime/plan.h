@@ -83,8 +83,9 @@ struct Plan {
   /// The input slots invariant steps read (directly or through invariant steps): parameters and
   /// captured tensors the graph never writes. A call whose every such input has the pointer and
   /// storage version of the workspace's previous call skips the invariant steps: their results
-  /// (a BatchNorm folded into conv weights, a weight transposed) are still in the arena, where
-  /// memory planning keeps them for the whole plan.
+  /// (a BatchNorm folded into conv weights, a weight scaled) are still in the arena, where
+  /// memory planning keeps them for the whole plan. (Strided inputs are copied per call, so steps
+  /// reading them rerun every call.)
   std::vector<int32_t> invariant_inputs;
   PlanMemory memory;
   int threads = 1;  // prepared library kernels fix their thread count

@@ -397,6 +397,44 @@ TEST(ConvFusedPlan, BlockedConvChainsMatchTheUnfusedGraph) {
                "row-major vs channels-last");
 }
 
+// BatchNorm of captured parameters folds into the weights (a conv with a bias, a depthwise conv):
+// the plan matches the unoptimized graph, computes the fold once (later calls skip it), and
+// recomputes it after a parameter changes.
+TEST(ConvFusedPlan, BatchNormFoldedIntoWeightsMatchesTheUnfusedGraph) {
+  const int64_t C = 32;
+  struct Bn {
+    Tensor w, b, m, v;
+  };
+  auto make_bn = [](uint64_t seed) {
+    return Bn{r({C}, seed) + 1.0, r({C}, seed + 1), r({C}, seed + 2), abs(r({C}, seed + 3)) + 0.5};
+  };
+  Bn bn1 = make_bn(60), bn2 = make_bn(70);
+  Tensor w1 = r({C, 16, 3, 3}, 80, 0.2), b1 = r({C}, 81), wd = r({C, 1, 3, 3}, 82, 0.3);
+  ConvOptions p1;
+  p1.padding = {1};
+  ConvOptions dw = p1;
+  dw.groups = C;
+  auto net = [&](const std::vector<Tensor>& in) {
+    Tensor y = relu(batch_norm(conv2d(in[0], w1, b1, p1), bn1.w, bn1.b, bn1.m, bn1.v, false));
+    return std::vector<Tensor>{relu6(batch_norm(conv2d(y, wd, {}, dw), bn2.w, bn2.b, bn2.m, bn2.v, false))};
+  };
+  const Tensor x = r({2, 16, 8, 8}, 1);
+  const auto traced = spore::testing::trace_program(net, {x});
+  const ir::GraphPtr g = optimize(traced.graph, 2);
+  const std::string text = ir::print_graph(*g);
+  EXPECT_EQ(text.find("post_ops=\"mul,add"), std::string::npos) << "BatchNorm stayed post-ops:\n" << text;
+  const auto plan = lower_plan(*g, traced.inputs);
+  int invariant = 0;
+  for (const auto& st : plan->steps) invariant += st.invariant;
+  EXPECT_GT(invariant, 0) << runtime::plan_str(*plan);
+  const auto want = transforms::interpret(*traced.graph, traced.inputs);
+  for (int call = 0; call < 3; ++call)
+    expect_close(runtime::run(*plan, traced.inputs)[0], want[0], 2e-5, "call " + std::to_string(call));
+  copy_(bn2.v, bn2.v * 2.0);  // a captured parameter changes in place: the fold is recomputed
+  const auto want2 = transforms::interpret(*traced.graph, traced.inputs);
+  expect_close(runtime::run(*plan, traced.inputs)[0], want2[0], 2e-5, "after the change");
+}
+
 // At O1 (no epilogues) a conv -> max pool -> conv chain is channels-last too; a NaN in the input
 // sends the pool to its reference kernel, which reads and writes the channels-last strides. A
 // conv whose reader computes in row-major memory (sigmoid) keeps its result row-major.
