@@ -163,6 +163,7 @@ void mark_invariant(const ir::Graph& g, Plan& plan) {
     for (int32_t s : st.out) ok = ok && plan.slots[static_cast<size_t>(s)].kind == SlotKind::Arena;
     if (!ok) continue;
     st.invariant = true;
+    plan.has_invariant_steps = true;
     for (int32_t s : st.out) {
       inv[static_cast<size_t>(s)] = 1;
       plan.slots[static_cast<size_t>(s)].invariant = true;
@@ -173,7 +174,6 @@ void mark_invariant(const ir::Graph& g, Plan& plan) {
       if (plan.slots[static_cast<size_t>(root)].kind == SlotKind::Input) used_input[static_cast<size_t>(root)] = 1;
     }
   }
-  // Views of invariant values are read later through their base: the base is what must persist.
   for (size_t s = 0; s < plan.slots.size(); ++s)
     if (used_input[s]) plan.invariant_inputs.push_back(static_cast<int32_t>(s));
 }

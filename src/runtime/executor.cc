@@ -28,6 +28,7 @@ struct Workspace {
   // The invariant inputs' (pointer, version) when this workspace last ran the invariant steps,
   // and the stamp their results carry (KernelContext::input_stamps); 0: never ran them.
   std::vector<std::pair<const void*, uint64_t>> invariant_seen;
+  bool invariant_done = false;  // the invariant steps ran to the end for invariant_seen
   uint64_t invariant_stamp = 0;
 };
 
@@ -279,19 +280,21 @@ void run_kernel(const Plan& plan, const Step& st, size_t k, Workspace& w) {
 // old record (a call that throws midway leaves none, so the next one reruns them) and gives the
 // results a new stamp; the caller runs the steps, then record_invariant().
 bool invariant_unchanged(const Plan& plan, Workspace& w) {
-  if (plan.invariant_inputs.empty()) return false;
-  bool same = w.invariant_stamp != 0 && w.invariant_seen.size() == plan.invariant_inputs.size();
+  if (!plan.has_invariant_steps) return false;
+  bool same = w.invariant_done && w.invariant_seen.size() == plan.invariant_inputs.size();
   for (size_t i = 0; same && i < plan.invariant_inputs.size(); ++i) {
     const Tensor& t = w.owner[static_cast<size_t>(plan.invariant_inputs[i])];
     same = w.invariant_seen[i].first == t.data_ptr() && w.invariant_seen[i].second == t.version();
   }
   if (same) return true;
   w.invariant_seen.clear();
+  w.invariant_done = false;
   w.invariant_stamp = fresh_version_stamp();
   return false;
 }
 
 void record_invariant(const Plan& plan, Workspace& w) {
+  w.invariant_done = true;
   for (int32_t s : plan.invariant_inputs) {
     const Tensor& t = w.owner[static_cast<size_t>(s)];
     w.invariant_seen.emplace_back(t.data_ptr(), t.version());
@@ -326,7 +329,7 @@ std::vector<Tensor> run(const Plan& plan, std::span<const Tensor> inputs) {
     else run_kernel(plan, st, k, *w);
     if (profiled) profile::record_step(plan, k, profile::now_ns() - t0);
   }
-  if (!skip_invariant && !plan.invariant_inputs.empty()) record_invariant(plan, *w);
+  if (!skip_invariant && plan.has_invariant_steps) record_invariant(plan, *w);
   // A state update written into the caller's tensor is an in-place write: kernels that keep
   // work made from it (input_stamps) must see it changed.
   for (const PlanOutput& o : plan.outputs) {

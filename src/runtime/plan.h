@@ -87,6 +87,7 @@ struct Plan {
   /// memory planning keeps them for the whole plan. (Strided inputs are copied per call, so steps
   /// reading them rerun every call.)
   std::vector<int32_t> invariant_inputs;
+  bool has_invariant_steps = false;  // (steps of literals alone have no invariant inputs)
   PlanMemory memory;
   int threads = 1;  // prepared library kernels fix their thread count
   /// Arenas of calls in flight: a call takes a free one, so concurrent calls never share one.
