@@ -241,28 +241,29 @@ uint64_t stamp_of(const Plan& plan, const Workspace& w, int32_t s) {
   return 0;
 }
 
-void run_kernel(const Plan& plan, const Step& st, size_t k, Workspace& w) {
-  constexpr size_t kInline = 8;
-  Buffer in_inline[kInline];
-  std::vector<Buffer> in_heap;
-  Buffer* ib = in_inline;
-  if (st.in.size() > kInline) {
-    in_heap.resize(st.in.size());
-    ib = in_heap.data();
+// Per-input scratch of a step: inline for the usual few inputs, on the heap past that.
+template <class T>
+struct PerInput {
+  static constexpr size_t kInline = 8;
+  T inline_[kInline];
+  std::vector<T> heap_;
+  T* p = inline_;
+  explicit PerInput(size_t n) {
+    if (n > kInline) heap_.resize(n), p = heap_.data();
   }
+};
+
+void run_kernel(const Plan& plan, const Step& st, size_t k, Workspace& w) {
+  PerInput<Buffer> in_buf(st.in.size());
+  Buffer* ib = in_buf.p;
   for (size_t i = 0; i < st.in.size(); ++i) ib[i] = buffer_at(plan, w, st.in[i]);
   Buffer ob[kMaxOutputs];
   for (size_t i = 0; i < st.out.size(); ++i) ob[i] = buffer_at(plan, w, st.out[i]);
   const std::span<const Buffer> ins(ib, st.in.size()), outs(ob, st.out.size());
   KernelContext ctx;
   if (st.prepared) {
-    uint64_t stamp_inline[kInline];
-    std::vector<uint64_t> stamp_heap;
-    uint64_t* stamps = stamp_inline;
-    if (st.in.size() > kInline) {
-      stamp_heap.resize(st.in.size());
-      stamps = stamp_heap.data();
-    }
+    PerInput<uint64_t> stamp_buf(st.in.size());
+    uint64_t* stamps = stamp_buf.p;
     for (size_t i = 0; i < st.in.size(); ++i) stamps[i] = stamp_of(plan, w, st.in[i]);
     ctx.input_stamps = stamps;
     if (st.scratch_bytes > 0) {
