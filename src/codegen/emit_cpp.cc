@@ -149,6 +149,20 @@ class KernelWriter {
           << "      const " << src_t << "* b = (const " << src_t << "*)in[" << K << "] + off" << K << " + r0 * rs + j0 * st;\n";
       if (!is_bool)
         os_ << "      if (st == 1 && !a" << K << ") {\n        p" << K << " = b;\n        ps" << K << " = rs;\n      } else\n";
+      // A broadcast operand (stride 0 along the row) is one value per row, and a bool operand
+      // read along its rows converts in a loop the host compiler vectorizes: the general
+      // strided loops below run one scalar element at a time.
+      os_ << "      if (st == 0) {\n"
+          << "        for (long r = 0; r < nr; ++r) {\n"
+          << "          const " << T_ << " v = b[r * rs]" << conv << ";\n"
+          << "          for (long j = 0; j < n; ++j) s" << K << "[r * cw + j] = v;\n"
+          << "        }\n"
+          << "      } else\n";
+      if (is_bool)
+        os_ << "      if (st == 1) {\n"
+            << "        for (long r = 0; r < nr; ++r)\n"
+            << "          for (long j = 0; j < n; ++j) s" << K << "[r * cw + j] = b[r * rs + j]" << conv << ";\n"
+            << "      } else\n";
       if (!is_bool)
         os_ << "      if (st == 1) {\n"
             << "        for (long r = 0; r < nr; ++r)\n"

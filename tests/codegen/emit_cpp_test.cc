@@ -155,6 +155,42 @@ TEST_F(EmittedKernel, StridedAndBoolInputsAreStaged) {
   EXPECT_LE(testing::max_error_eps(got[0], want[0]), kTranscendentalEps);
 }
 
+// A ReLU-then-BatchNorm backward step as the fuser makes it: a contiguous bool mask, a bool and a
+// float operand broadcast per channel ((1, C, 1, 1): stride 0 along every row), one broadcast
+// along the rows only, and a transposed bool, each staged by its own loop (stride 0, stride 1,
+// across rows), at partial chunks and with 1 and 2 threads, bit for bit against the interpreter.
+TEST_F(EmittedKernel, BroadcastAndBoolOperandsMatchTheInterpreterBitForBit) {
+  std::mt19937 rng(7);
+  const Shape s{3, 5, 37, 41};
+  const Tensor mask = testing::random_tensor(s, DType::Float32, rng) > 0.0;
+  const Tensor dy = testing::random_tensor(s, DType::Float32, rng);
+  const Tensor w = testing::random_tensor({1, 5, 1, 1}, DType::Float32, rng);
+  const Tensor keep = testing::random_tensor({1, 5, 1, 1}, DType::Float32, rng) > 0.0;
+  const Tensor row = testing::random_tensor({41}, DType::Float32, rng);
+  const Tensor mt = (testing::random_tensor({3, 5, 41, 37}, DType::Float32, rng) > 0.0).transpose(2, 3);
+  auto f = [](const std::vector<Tensor>& x) {
+    const Tensor g = where(x[0], x[1] * 0.0, x[1]);
+    return std::vector<Tensor>{g, where(x[3], g * x[2] + x[4], g - x[4]), where(x[5], g, x[2])};
+  };
+  const std::vector<Tensor> in{mask, dy, w, keep, row, mt};
+  const LoopProgram p = lower(*testing::trace(f, in));
+  std::string why;
+  const KernelFn fn = compile_now(p, &why);
+  ASSERT_NE(fn, nullptr) << why;
+  for (int threads : {1, 2}) {
+    set_num_threads(threads);
+    auto want = testing::outputs_of(p, s), got = testing::outputs_of(p, s);
+    run_loop_program(p, make_schedule(p, want[0].numel()), testing::buffers(in), testing::buffers(want));
+    run_compiled(fn, p, testing::buffers(in), testing::buffers(got));
+    for (size_t k = 0; k < want.size(); ++k) EXPECT_TRUE(testing::same_bits(got[k], want[k])) << "output " << k << ", threads " << threads;
+  }
+  // And against the unfused ops.
+  const auto ref = f(in);
+  auto got = testing::outputs_of(p, s);
+  run_compiled(fn, p, testing::buffers(in), testing::buffers(got));
+  for (size_t k = 0; k < ref.size(); ++k) EXPECT_TRUE(testing::same_bits(got[k], ref[k].contiguous())) << "output " << k;
+}
+
 // An SGD-momentum update as the optimizer fuses it: the gradient read transposed (blocks of rows,
 // partial ones included, under an outer dim) and both results written over their inputs (the
 // plan donates them), against the interpreter out of place.
