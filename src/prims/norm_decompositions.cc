@@ -4,6 +4,7 @@
 
 #include "ops/promote.h"
 #include "prims/batch_norm.h"
+#include "prims/batch_norm_grad.h"
 #include "prims/group_norm.h"
 #include "prims/layer_norm.h"
 #include "prims/rms_norm.h"
@@ -117,6 +118,23 @@ void decompose_batch_norm(const void* attrs, std::span<const Tensor> in, std::ve
   if (w.defined()) y = y * reshape(w, cshape);
   if (b.defined()) y = y + reshape(b, cshape);
   out = {to_dtype(y, x.dtype()), mu, var};
+}
+
+void decompose_batch_norm_grad(const void* attrs, std::span<const Tensor> in, std::vector<Tensor>& out) {
+  const auto& a = *static_cast<const BatchNormGradAttrs*>(attrs);
+  const Tensor& x = in[1];
+  const Tensor dy = widen(in[0]), xf = widen(x);
+  Shape cshape(static_cast<size_t>(x.dim()), 1);
+  cshape[1] = x.shape()[1];
+  Axes axes{0};
+  double n = static_cast<double>(x.shape()[0]);
+  for (int64_t i = 2; i < x.dim(); ++i) axes.push_back(i), n *= static_cast<double>(x.shape()[i]);
+  const Tensor rstd = reshape(rsqrt(in[3] + a.eps), cshape);
+  const Tensor xhat = (xf - reshape(in[2], cshape)) * rstd;
+  const Tensor db = sum(dy, axes), dw = sum(dy * xhat, axes);
+  const Tensor k = a.has_weight ? rstd * reshape(widen(in[4]), cshape) : rstd;
+  const Tensor dx = k * (dy - reshape(db, cshape) * (1.0 / n) - xhat * (reshape(dw, cshape) * (1.0 / n)));
+  out = {to_dtype(dx, x.dtype()), dw, db};
 }
 
 }  // namespace spore::prims

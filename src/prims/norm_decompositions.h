@@ -16,5 +16,7 @@ void decompose_layer_norm(const void* attrs, std::span<const Tensor> in, std::ve
 void decompose_rms_norm(const void* attrs, std::span<const Tensor> in, std::vector<Tensor>& out);
 void decompose_group_norm(const void* attrs, std::span<const Tensor> in, std::vector<Tensor>& out);
 void decompose_batch_norm(const void* attrs, std::span<const Tensor> in, std::vector<Tensor>& out);
+/// batch_norm_grad's formula; also what its own jvp and vjp differentiate.
+void decompose_batch_norm_grad(const void* attrs, std::span<const Tensor> in, std::vector<Tensor>& out);
 
 }  // namespace spore::prims

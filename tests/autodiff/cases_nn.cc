@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "autodiff/grad_cases.h"
+#include "prims/batch_norm_grad.h"
 #include "prims/conv.h"
 #include "prims/dropout.h"
 #include "prims/matmul.h"
@@ -320,6 +321,18 @@ void norm_cases(Adder& add) {
     GradCase& stats = add(cat("batch_norm/eval_running_stats", dims), "batch_norm",
                           [](Xs x) { return batch_norm(x[0], x[1], x[2], x[3], x[4], false, 0.2, 1e-5); }, ins);
     stats.wrt = {0, 3, 4};
+  }
+  // batch_norm_grad (what batch_norm's vjp emits in training): the three results as one
+  // vector, checked to second order, so the jvp and vjp it takes from its formula are too.
+  for (bool with_w : {true, false}) {
+    const Shape s{3, 2, 2, 3};
+    std::vector<Tensor> ins = {R(s, seed++), R(s, seed++) * 2 + 0.5, R({2}, seed++), R({2}, seed++, Fill::Positive)};
+    if (with_w) ins.push_back(R({2}, seed++));
+    add(with_w ? "batch_norm_grad/affine" : "batch_norm_grad/plain", "batch_norm_grad", [with_w](Xs x) {
+      prims::BatchNormGradAttrs a{1e-3, with_w};
+      auto r = runtime::dispatch(prims::batch_norm_grad_primitive(), &a, x);
+      return concat({reshape(r.t[0], {-1}), r.t[1], r.t[2]}, 0);
+    }, ins);
   }
   add("batch_norm/eval_plain", "batch_norm", [](Xs x) { return batch_norm(x[0], {}, {}, x[1], x[2], false); },
       {R({4, 3, 2}, seed++), R({3}, seed++), R({3}, seed++, Fill::Positive)});

@@ -6,6 +6,8 @@
 // differentiated. Work happens in the statistics dtype; results are cast back.
 #include "autodiff/rules/norm_core.h"
 #include "prims/batch_norm.h"
+#include "prims/batch_norm_grad.h"
+#include "runtime/dispatch.h"
 #include "prims/layer_norm.h"
 
 namespace spore::autodiff {
@@ -79,8 +81,27 @@ void batch_norm_jvp(const JvpArgs& a, std::span<Tensor> out) {
   if (ty.defined()) out[0] = rules::broadcast_tangent(ty, x.shape()).to(x.dtype());
 }
 
+// The usual training case, where the statistics outputs get no cotangent (they only feed the
+// running-statistics update): one batch_norm_grad node, whose kernel makes dx and the weight
+// and bias gradients in two passes over dy and x.
+bool vjp_by_batch_norm_grad(const BatchNormAttrs& at, const VjpArgs& a, std::span<Tensor> in) {
+  if (!at.training || !a.cotangents[0].defined() || a.cotangents[1].defined() || a.cotangents[2].defined())
+    return false;
+  const Tensor& x = a.inputs[0];
+  const int wi = at.has_weight ? 1 : -1, bi = at.has_bias ? 1 + at.has_weight : -1;
+  prims::BatchNormGradAttrs ga{at.eps, at.has_weight};
+  std::vector<Tensor> ins = {a.cotangents[0].to(x.dtype()), x, a.outputs[1], a.outputs[2]};
+  if (at.has_weight) ins.push_back(a.inputs[static_cast<size_t>(wi)]);
+  auto r = runtime::dispatch(prims::batch_norm_grad_primitive(), &ga, ins);
+  if (a.needs[0]) in[0] = std::move(r.t[0]);
+  if (wi > 0 && a.needs[static_cast<size_t>(wi)]) in[static_cast<size_t>(wi)] = r.t[1].to(a.in_types[static_cast<size_t>(wi)].dtype);
+  if (bi > 0 && a.needs[static_cast<size_t>(bi)]) in[static_cast<size_t>(bi)] = r.t[2].to(a.in_types[static_cast<size_t>(bi)].dtype);
+  return true;
+}
+
 void batch_norm_vjp(const VjpArgs& a, std::span<Tensor> in) {
   const auto& at = *static_cast<const BatchNormAttrs*>(a.attrs);
+  if (vjp_by_batch_norm_grad(at, a, in)) return;
   const Tensor& x = a.inputs[0];
   const Parts p = parts_of(at, x, a.outputs[1], a.outputs[2], a.inputs);
   const Tensor ct = to_dt(a.cotangents[0], p.sd);
@@ -124,6 +145,9 @@ void install_batch_norm_rules() {
   // used, which stand in for the running ones in inference.
   def_rules(prims::batch_norm_primitive(), {bit(0) | bit(1) | bit(2), bit(1) | bit(2)}, batch_norm_jvp,
             batch_norm_vjp);
+  // The statistics outputs usually get no cotangent (they feed only the running-statistics
+  // update): the vjp must see that, not zeros, to take the batch_norm_grad path.
+  find_primitive(prims::batch_norm_primitive().name)->sparse_cotangents = true;
 }
 
 }  // namespace spore::autodiff

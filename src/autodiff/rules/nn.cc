@@ -13,6 +13,7 @@ void install_nn_rules() {
   install_embedding_rules();
   install_norm_rules();
   install_batch_norm_rules();
+  install_batch_norm_grad_rules();
   install_loss_rules();
   install_dropout_rules();
 }

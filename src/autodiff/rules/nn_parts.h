@@ -24,6 +24,7 @@ void install_resize_rules();     // resize.cc: interpolate
 void install_embedding_rules();  // embedding.cc
 void install_norm_rules();       // norm.cc: layer_norm, rms_norm, group_norm
 void install_batch_norm_rules(); // batch_norm.cc
+void install_batch_norm_grad_rules(); // batch_norm_grad.cc
 void install_loss_rules();       // loss.cc: nll_loss, soft_nll_loss
 void install_dropout_rules();    // dropout.cc
 

@@ -21,6 +21,11 @@ struct NormRowKernels {
   /// y = (x - m) * a + c with scalars (the per-channel affine of group and batch norm;
   /// subtracting the mean first keeps outputs of near-constant groups exact).
   void (*scale_shift)(const T* x, T* y, int64_t n, T m, T a, T c);
+  /// Sum of g[i] * (x[i] - c): batch norm's backward reduction (c = mean).
+  T (*sum_dot_dev)(const T* g, const T* x, int64_t n, T c);
+  /// y = a * g + b * (x - c) + d with scalars: batch norm's input gradient from its per-channel
+  /// sums (g = dy, c = mean).
+  void (*axpby_dev)(const T* g, const T* x, T* y, int64_t n, T a, T b, T c, T d);
   /// softmax (or log_softmax) of `rows` contiguous rows of length n, three passes per row while
   /// it sits in cache (max; exp and sum into a private buffer; scale). With `stream` the final
   /// pass uses non-temporal stores: for outputs larger than the caches this saves the read for

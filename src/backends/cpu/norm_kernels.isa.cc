@@ -85,6 +85,36 @@ void row_scale_shift(const T* x, T* y, int64_t n, T m, T a, T c) {
   for (; i < n; ++i) y[i] = (x[i] - m) * a + c;
 }
 
+template <class T>
+T row_sum_dot_dev(const T* g, const T* x, int64_t n, T c) {
+  using B = xsimd::batch<T, Arch>;
+  constexpr int64_t W = B::size;
+  const B vc(c);
+  B a0(T(0)), a1(T(0)), a2(T(0)), a3(T(0));
+  int64_t i = 0;
+  for (; i + 4 * W <= n; i += 4 * W) {
+    a0 = xsimd::fma(B::load_unaligned(g + i), B::load_unaligned(x + i) - vc, a0);
+    a1 = xsimd::fma(B::load_unaligned(g + i + W), B::load_unaligned(x + i + W) - vc, a1);
+    a2 = xsimd::fma(B::load_unaligned(g + i + 2 * W), B::load_unaligned(x + i + 2 * W) - vc, a2);
+    a3 = xsimd::fma(B::load_unaligned(g + i + 3 * W), B::load_unaligned(x + i + 3 * W) - vc, a3);
+  }
+  for (; i + W <= n; i += W) a0 = xsimd::fma(B::load_unaligned(g + i), B::load_unaligned(x + i) - vc, a0);
+  T s = xsimd::hadd((a0 + a1) + (a2 + a3));
+  for (; i < n; ++i) s += g[i] * (x[i] - c);
+  return s;
+}
+
+template <class T>
+void row_axpby_dev(const T* g, const T* x, T* y, int64_t n, T a, T b, T c, T d) {
+  using B = xsimd::batch<T, Arch>;
+  constexpr int64_t W = B::size;
+  const B va(a), vb(b), vc(c), vd(d);
+  int64_t i = 0;
+  for (; i + W <= n; i += W)
+    xsimd::fma(va, B::load_unaligned(g + i), xsimd::fma(vb, B::load_unaligned(x + i) - vc, vd)).store_unaligned(y + i);
+  for (; i < n; ++i) y[i] = a * g[i] + (b * (x[i] - c) + d);
+}
+
 // Non-temporal store of one full vector at an address aligned to the vector size.
 template <class T>
 inline void stream_store(T* y, const xsimd::batch<T, Arch>& v) {
@@ -184,7 +214,8 @@ void softmax_rows(const T* x, T* y, int64_t rows, int64_t n, bool log, bool stre
 
 template <class T>
 NormRowKernels<T> make_rows() {
-  return {&row_sum<T>, &row_sum_sq_dev<T>, &row_normalize<T>, &row_scale_shift<T>, &softmax_rows<T>};
+  return {&row_sum<T>,           &row_sum_sq_dev<T>, &row_normalize<T>, &row_scale_shift<T>,
+          &row_sum_dot_dev<T>,   &row_axpby_dev<T>,  &softmax_rows<T>};
 }
 
 }  // namespace

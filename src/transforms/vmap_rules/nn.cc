@@ -5,6 +5,7 @@
 // channels of batch_norm (each lane keeps its own statistics), into N of the losses (reduced per
 // lane afterwards). So per-example work runs as a few big ops, not a loop.
 #include "prims/batch_norm.h"
+#include "prims/batch_norm_grad.h"
 #include "prims/conv.h"
 #include "prims/group_norm.h"
 #include "prims/layer_norm.h"
@@ -117,6 +118,19 @@ void batch_norm(const Primitive& p, const void* attrs, std::span<const Tensor> i
   const int64_t batch = batch_size(in, in_axes);
   std::vector<Tensor> args{into_channels(batched(in[0], in_axes[0], batch))};
   for (size_t i = 1; i < in.size(); ++i) args.push_back(per_channel(in[i], in_axes[i], batch));
+  out = call(p, attrs, args);
+  out[0] = from_channels(out[0], batch);
+  for (size_t j = 1; j < out.size(); ++j) out[j] = ops::reshape(out[j], {batch, -1});
+  all_batched(out, out_axes);
+}
+
+// batch_norm_grad as batch_norm: dy and x with the batch folded into the channels, the
+// statistics and the weight per (lane, channel).
+void batch_norm_grad(const Primitive& p, const void* attrs, std::span<const Tensor> in, std::span<const int> in_axes,
+                     std::vector<Tensor>& out, std::vector<int>& out_axes) {
+  const int64_t batch = batch_size(in, in_axes);
+  std::vector<Tensor> args{into_channels(batched(in[0], in_axes[0], batch)), into_channels(batched(in[1], in_axes[1], batch))};
+  for (size_t i = 2; i < in.size(); ++i) args.push_back(per_channel(in[i], in_axes[i], batch));
   out = call(p, attrs, args);
   out[0] = from_channels(out[0], batch);
   for (size_t j = 1; j < out.size(); ++j) out[j] = ops::reshape(out[j], {batch, -1});
@@ -274,6 +288,7 @@ void install_nn_vmap_rules() {
   def_vmap(prims::conv_transpose_primitive(), &conv<prims::ConvTransposeAttrs>);
   for (const char* name : {"pool2d", "adaptive_avg_pool2d", "interpolate"}) def_vmap(name, &fold_into_n);
   def_vmap(prims::batch_norm_primitive(), &batch_norm);
+  def_vmap(prims::batch_norm_grad_primitive(), &batch_norm_grad);
   def_vmap(prims::layer_norm_primitive(), &trailing_norm<prims::LayerNormAttrs>);
   def_vmap(prims::rms_norm_primitive(), &trailing_norm<prims::RmsNormAttrs>);
   def_vmap(prims::group_norm_primitive(), &group_norm);
