@@ -11,6 +11,7 @@
 #include <spore/spore.h>
 
 #include "prims/batch_norm.h"
+#include "prims/batch_norm_grad.h"
 #include "prims/group_norm.h"
 #include "prims/layer_norm.h"
 #include "prims/rms_norm.h"
@@ -217,6 +218,20 @@ TEST(NnDecomposition, MatchesKernels) {
                       {x, ramp({4}, 0.02), ones({4}) * 1.5});
   check_decomposition(prims::layer_norm_primitive(), prims::LayerNormAttrs{2, 1e-5, false, false},
                       {x.to(DType::BFloat16)});
+}
+
+// batch_norm_grad's kernel (vector loops with four accumulators over rows of 323, and their
+// tails) against its formula; a strided dy (a transposed view) is packed first; bf16 computes
+// in float32 and rounds dx.
+TEST(NnDecomposition, BatchNormGradMatchesItsFormula) {
+  const Tensor x = ramp({4, 3, 17, 19}) + 0.3, dy = ramp({4, 3, 19, 17}, 0.013).transpose(2, 3);
+  const Tensor mean = ramp({3}, 0.002) + 0.3, var = abs(ramp({3}, 0.003)) + 0.5;
+  check_decomposition(prims::batch_norm_grad_primitive(), prims::BatchNormGradAttrs{1e-5, true},
+                      {dy, x, mean, var, ramp({3}, 0.02)});
+  check_decomposition(prims::batch_norm_grad_primitive(), prims::BatchNormGradAttrs{1e-3, false},
+                      {dy.to(DType::Float64), x.to(DType::Float64), mean.to(DType::Float64), var.to(DType::Float64)});
+  check_decomposition(prims::batch_norm_grad_primitive(), prims::BatchNormGradAttrs{1e-5, false},
+                      {dy.to(DType::BFloat16), x.to(DType::BFloat16), mean, var});
 }
 
 }  // namespace
