@@ -110,6 +110,17 @@ TEST(ConvFastPaths, MaxPoolIndicesMatchReferenceExactly) {
   }
   expect_pool_identical({prims::PoolKind::Max, {2, 2}, {2, 2}, {0, 0}, false, true, true}, wave({3, 4, 28, 28}));
   expect_pool_identical({prims::PoolKind::Max, {2, 2}, {2, 2}, {1, 1}, false, true, true}, wave({3, 4, 7, 7}));
+  // The unclipped columns run as vectors across up to 256 windows (strides 1 and 2): rows wider
+  // than one chunk, windows taller than the plane's edge, kernels over 16 columns (not that path).
+  const Tensor wide = ops::round(wave({2, 2, 7, 611}) * 3.0);
+  for (bool ceil : {false, true}) {
+    expect_pool_identical({prims::PoolKind::Max, {3, 3}, {2, 2}, {1, 1}, ceil, true, true}, wide);
+    expect_pool_identical({prims::PoolKind::Max, {3, 3}, {1, 1}, {1, 1}, ceil, true, true}, wide);
+    expect_pool_identical({prims::PoolKind::Max, {5, 4}, {2, 1}, {2, 2}, ceil, true, true}, wide);
+    expect_pool_identical({prims::PoolKind::Max, {2, 17}, {1, 2}, {0, 8}, ceil, true, true}, wide);
+    expect_pool_identical({prims::PoolKind::Max, {3, 3}, {2, 3}, {1, 1}, ceil, true, true}, wide);
+    expect_pool_identical({prims::PoolKind::Max, {3, 3}, {2, 2}, {1, 1}, ceil, true, true}, xs);
+  }
 }
 
 TEST(ConvFastPaths, ScatterAddAlongLastAxisMatchesLoop) {

@@ -51,6 +51,43 @@ void row_2x2(const float* __restrict r0, const float* __restrict r1, int64_t bas
   }
 }
 
+// Output columns [ob, oe) of one output row whose windows lie inside the plane's columns
+// (w0 = ow * SW - pw >= 0, w0 + kw <= W), over input rows [hs, he): the scan of `take` in the
+// reference order (row by row, column by column), one window position at a time across a
+// chunk of columns so the compiler vectorizes it (SW is a constant: strided loads). Each
+// winner is coded as (row offset) * 16 + column offset, then made a flat index.
+template <int SW>
+void row_interior(const float* x, int64_t W, int64_t hs, int64_t he, int64_t kw, int64_t pw, int64_t ob, int64_t oe,
+                  float* __restrict y, int64_t* __restrict idx) {
+  constexpr int64_t kChunk = 256;
+  float best[kChunk];
+  int32_t code[kChunk];
+  for (int64_t o0 = ob; o0 < oe; o0 += kChunk) {
+    const int64_t m = std::min(kChunk, oe - o0);
+    const int64_t c0 = o0 * SW - pw;  // first column of window o0
+    {
+      const float* __restrict p = x + hs * W + c0;
+      for (int64_t o = 0; o < m; ++o) best[o] = p[o * SW], code[o] = 0;
+    }
+    for (int64_t h = hs; h < he; ++h)
+      for (int64_t c = 0; c < kw; ++c) {
+        if (h == hs && c == 0) continue;
+        const float* __restrict p = x + h * W + c0 + c;
+        const int32_t cc = static_cast<int32_t>((h - hs) * 16 + c);
+        for (int64_t o = 0; o < m; ++o) {
+          const float v = p[o * SW];
+          const bool t = (v > best[o]) | (v != v);
+          best[o] = t ? v : best[o];
+          code[o] = t ? cc : code[o];
+        }
+      }
+    for (int64_t o = 0; o < m; ++o) {
+      y[o0 + o] = best[o];
+      idx[o0 + o] = (hs + (code[o] >> 4)) * W + c0 + o * SW + (code[o] & 15);
+    }
+  }
+}
+
 // One (H, W) plane -> (OH, OW) maxima and their flat indices h * W + w.
 void pool_plane(const Pool2dAttrs& a, const float* x, int64_t H, int64_t W, float* y, int64_t* idx, int64_t OH,
                 int64_t OW) {
@@ -61,9 +98,22 @@ void pool_plane(const Pool2dAttrs& a, const float* x, int64_t H, int64_t W, floa
       row_2x2(x + 2 * oh * W, x + (2 * oh + 1) * W, 2 * oh * W, W, y + oh * OW, idx + oh * OW, OW);
     return;
   }
+  // The output columns whose windows need no clipping: [ob, oe).
+  int64_t ob = OW, oe = OW;
+  if ((sw == 1 || sw == 2) && kw <= 16) {
+    ob = std::min<int64_t>(OW, (pw + sw - 1) / sw);
+    oe = W - kw + pw >= 0 ? std::min<int64_t>(OW, (W - kw + pw) / sw + 1) : 0;
+    if (oe <= ob) ob = oe = OW;
+  }
   for (int64_t oh = 0; oh < OH; ++oh) {
     const int64_t h0 = std::max<int64_t>(oh * sh - ph, 0), h1 = std::min(oh * sh - ph + kh, H);
+    if (ob < oe && h0 < h1) {
+      if (sw == 1) row_interior<1>(x, W, h0, h1, kw, pw, ob, oe, y + oh * OW, idx + oh * OW);
+      else row_interior<2>(x, W, h0, h1, kw, pw, ob, oe, y + oh * OW, idx + oh * OW);
+    }
     for (int64_t ow = 0; ow < OW; ++ow) {
+      if (ow == ob && ob < oe && h0 < h1) ow = oe;
+      if (ow >= OW) break;
       const int64_t w0 = std::max<int64_t>(ow * sw - pw, 0), w1 = std::min(ow * sw - pw + kw, W);
       float best = -std::numeric_limits<float>::infinity();
       int64_t bi = h0 * W + w0;
