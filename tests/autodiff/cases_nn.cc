@@ -13,6 +13,7 @@
 #include "autodiff/grad_cases.h"
 #include "prims/batch_norm_grad.h"
 #include "prims/conv.h"
+#include "prims/conv_weight_grad.h"
 #include "prims/dropout.h"
 #include "prims/matmul.h"
 #include "runtime/dispatch.h"
@@ -174,6 +175,16 @@ void conv_cases(Adder& add) {
       {R({2, 4, 5}, seed++), R({4, 3, 3}, seed++), R({6}, seed++)});
   add("conv_transpose/3d_stride2", "conv_transpose", prim_t({{2, 1, 2}, {1, 0, 0}, {1, 0, 0}, {1, 1, 1}, 1}),
       {R({1, 2, 3, 3, 2}, seed++), R({2, 3, 3, 2, 2}, seed++)});
+  // conv_weight_grad (what conv's vjp emits for the weight), called itself: bilinear in x and dy,
+  // so second order checks its rules' products. 2-D with groups, asymmetric padding, strides
+  // and a dilation; 1-D with a tail no window reads.
+  auto wgrad = [](prims::ConvWeightGradAttrs at) {
+    return [at](Xs x) { return runtime::call(prims::conv_weight_grad_primitive(), at, {x[0], x[1]}); };
+  };
+  add("conv_weight_grad/2d_groups", "conv_weight_grad", wgrad({{2, 1}, {1, 0}, {1, 1}, {1, 2}, {3, 2}, 2}),
+      {R({2, 4, 5, 6}, seed++), R({2, 6, 3, 5}, seed++)});
+  add("conv_weight_grad/1d_tail", "conv_weight_grad", wgrad({{2}, {0}, {0}, {1}, {3}, 1}),
+      {R({2, 3, 8}, seed++), R({2, 2, 3}, seed++)});
 }
 
 // ---- pooling ------------------------------------------------------------------------------

@@ -1,10 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
-// Rules of conv and conv_transpose (1-3 spatial dims, NC(D)HW). The two are each other's
-// adjoint in x; the weight gradient of both is one more convolution with the batch and channel
-// roles swapped (conv_weight_grad). Everything is built from the public conv1d/2d/3d,
-// conv_transpose2d, pad, flip and reshapes, so the rules differentiate again.
+// Rules of conv, conv_transpose and conv_weight_grad (1-3 spatial dims, NC(D)HW). conv and
+// conv_transpose are each other's adjoint in x. conv's weight gradient is one
+// conv_weight_grad node (oneDNN's backward-weights on x and dy as stored); conv_transpose's is
+// a convolution with the batch and channel roles swapped (conv_weight_grad() below). Everything
+// is built from the public conv1d/2d/3d, conv_transpose2d, pad, flip, reshapes and those
+// primitives, whose rules are here, so the rules differentiate again.
 #include "autodiff/rules/nn_parts.h"
 #include "prims/conv.h"
+#include "prims/conv_weight_grad.h"
+#include "runtime/dispatch.h"
 
 namespace spore::autodiff {
 namespace {
@@ -134,6 +138,12 @@ Tensor conv_weight_grad(const Tensor& xin, const Tensor& gout, const Shape& wsha
   return ops::transpose(r, 0, 1);
 }
 
+/// conv's weight gradient as one conv_weight_grad node (a broadcast cotangent is copied first:
+/// oneDNN takes no stride-0 operand).
+Tensor weight_grad_node(const prims::ConvWeightGradAttrs& a, const Tensor& x, const Tensor& dy) {
+  return runtime::call(prims::conv_weight_grad_primitive(), a, {rules::gemm_operand(x), rules::gemm_operand(dy)});
+}
+
 /// Sum of a cotangent over every axis but the channel axis 1.
 Tensor channel_sum(const Tensor& ct) {
   ops::Axes axes{0};
@@ -178,12 +188,36 @@ void conv_vjp(const VjpArgs& a, std::span<Tensor> in) {
     in[0] = window(full, vec(at.pad_l), len);
   }
   if (a.needs[1]) {
-    std::vector<int64_t> hi;
-    for (int64_t i = 0; i < nsp; ++i) hi.push_back(at.pad_r[i]);
-    in[1] = conv_weight_grad(pad_spatial(a.inputs[0], vec(at.pad_l), hi), ct, ws, vec(at.stride), vec(at.dilation),
-                             at.groups);
+    prims::ConvWeightGradAttrs wa{at.stride, at.pad_l, at.pad_r, at.dilation, {}, at.groups};
+    for (int64_t i = 0; i < nsp; ++i) wa.kernel.push_back(ws[static_cast<size_t>(i) + 2]);
+    in[1] = weight_grad_node(wa, a.inputs[0], ct);
   }
   if (a.needs.size() == 3 && a.needs[2]) in[2] = channel_sum(ct);
+}
+
+// ---- conv_weight_grad ---------------------------------------------------------------------
+// Bilinear in (x, dy): its jvp is two more weight gradients; its vjp is the conv's other two
+// products with the weight cotangent G in the weight's place: dx is the data gradient of
+// conv(x, G) at dy, d(dy) is conv(x, G) itself.
+
+void conv_weight_grad_jvp(const JvpArgs& a, std::span<Tensor> out) {
+  const auto& at = *static_cast<const prims::ConvWeightGradAttrs*>(a.attrs);
+  Tensor t;
+  if (a.tangents[0].defined()) t = weight_grad_node(at, a.tangents[0], a.inputs[1]);
+  if (a.tangents[1].defined()) rules::accumulate(t, weight_grad_node(at, a.inputs[0], a.tangents[1]));
+  out[0] = t;
+}
+
+void conv_weight_grad_vjp(const VjpArgs& a, std::span<Tensor> in) {
+  const auto& at = *static_cast<const prims::ConvWeightGradAttrs*>(a.attrs);
+  const Tensor& g = a.cotangents[0];
+  if (!g.defined()) return;
+  const Shape& xs = a.in_types[0].shape;
+  if (a.needs[0]) {
+    Tensor full = conv_transpose_full(a.inputs[1], g, vec(at.stride), vec(at.dilation), at.groups);
+    in[0] = window(full, vec(at.pad_l), Shape(xs.begin() + 2, xs.end()));
+  }
+  if (a.needs[1]) in[1] = conv_apply(at.conv(), a.inputs[0], g);
 }
 
 // ---- conv_transpose -----------------------------------------------------------------------
@@ -231,6 +265,7 @@ void conv_transpose_vjp(const VjpArgs& a, std::span<Tensor> in) {
 void install_conv_rules() {
   def_rules(prims::conv_primitive(), {bit(0) | bit(1), 0}, conv_jvp, conv_vjp);
   def_rules(prims::conv_transpose_primitive(), {bit(0) | bit(1), 0}, conv_transpose_jvp, conv_transpose_vjp);
+  def_rules(prims::conv_weight_grad_primitive(), {bit(0) | bit(1), 0}, conv_weight_grad_jvp, conv_weight_grad_vjp);
 }
 
 }  // namespace spore::autodiff

@@ -6,6 +6,7 @@
 // lane afterwards). So per-example work runs as a few big ops, not a loop.
 #include "prims/batch_norm.h"
 #include "prims/batch_norm_grad.h"
+#include "prims/conv_weight_grad.h"
 #include "prims/conv.h"
 #include "prims/group_norm.h"
 #include "prims/layer_norm.h"
@@ -121,6 +122,21 @@ void batch_norm(const Primitive& p, const void* attrs, std::span<const Tensor> i
   out = call(p, attrs, args);
   out[0] = from_channels(out[0], batch);
   for (size_t j = 1; j < out.size(); ++j) out[j] = ops::reshape(out[j], {batch, -1});
+  all_batched(out, out_axes);
+}
+
+// conv_weight_grad: lanes become groups. x (B, N, C, *S) -> (N, B*C, *S) and dy likewise, with
+// B times the groups, gives (B*O, C/groups, *K): lane b's channels form groups of their own.
+void conv_weight_grad(const Primitive& p, const void* attrs, std::span<const Tensor> in, std::span<const int> in_axes,
+                      std::vector<Tensor>& out, std::vector<int>& out_axes) {
+  const int64_t batch = batch_size(in, in_axes);
+  prims::ConvWeightGradAttrs a = *static_cast<const prims::ConvWeightGradAttrs*>(attrs);
+  a.groups *= batch;
+  const Tensor x = into_channels(batched(in[0], in_axes[0], batch)), dy = into_channels(batched(in[1], in_axes[1], batch));
+  Tensor w = runtime::call(p, a, {x, dy});
+  Shape s{batch, w.shape()[0] / batch};
+  for (int64_t i = 1; i < w.dim(); ++i) s.push_back(w.shape()[i]);
+  out = {ops::reshape(w, s)};
   all_batched(out, out_axes);
 }
 
@@ -289,6 +305,7 @@ void install_nn_vmap_rules() {
   for (const char* name : {"pool2d", "adaptive_avg_pool2d", "interpolate"}) def_vmap(name, &fold_into_n);
   def_vmap(prims::batch_norm_primitive(), &batch_norm);
   def_vmap(prims::batch_norm_grad_primitive(), &batch_norm_grad);
+  def_vmap(prims::conv_weight_grad_primitive(), &conv_weight_grad);
   def_vmap(prims::layer_norm_primitive(), &trailing_norm<prims::LayerNormAttrs>);
   def_vmap(prims::rms_norm_primitive(), &trailing_norm<prims::RmsNormAttrs>);
   def_vmap(prims::group_norm_primitive(), &group_norm);
