@@ -65,8 +65,8 @@ void run_compiled(KernelFn fn, const LoopProgram& p, std::span<const Buffer> in,
                  dtype_name(p.inputs[k]));
   if (out.empty() || out[0].numel() == 0) return;
   for (size_t j = 0; j < out.size(); ++j)
-    SPORE_ASSERT(out[j].dtype == p.outputs[j] && out[j].contiguous() && out[j].numel() == out[0].numel(),
-                 "fused output ", j, " must be a contiguous ", dtype_name(p.outputs[j]), " buffer of the iteration shape");
+    SPORE_ASSERT(out[j].dtype == p.outputs[j] && dense(out[j]) && same_layout(out[j], out[0]), "fused output ", j,
+                 " must be a dense ", dtype_name(p.outputs[j]), " buffer laid out as output 0");
   const Geometry g = geometry(in, out[0]);
   // A 0-d iteration space is one row of one element.
   const int64_t nd = std::max(1, g.ndim);

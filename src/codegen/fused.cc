@@ -82,7 +82,10 @@ const Primitive& fused_def() {
     spec.cost = cost;
     Primitive& q = const_cast<Primitive&>(define_primitive(spec));
     q.decomposition = decompose;
-    q.add_kernel({.device = DeviceType::CPU, .name = "fused", .run = run});
+    // Layout-agnostic: it iterates in its outputs' memory order (codegen/geometry.h), so a plan
+    // may store any of its operands or results channels-last.
+    q.add_kernel({.device = DeviceType::CPU, .name = "fused", .run = run,
+                  .takes_channels_last = [](const void*, std::span<const TensorType>, int) { return true; }});
     return q;
   }();
   return p;

@@ -1,9 +1,33 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "codegen/geometry.h"
 
+#include <algorithm>
+
 #include "spore/error.h"
 
 namespace spore::codegen {
+
+bool dense(const Buffer& b) {
+  std::array<int, kMaxRank> order{};
+  int n = 0;
+  for (int d = 0; d < b.ndim && d < kMaxRank; ++d)
+    if (b.shape[d] != 1) order[static_cast<size_t>(n++)] = d;
+  std::stable_sort(order.begin(), order.begin() + n, [&](int a, int c) { return b.strides[a] > b.strides[c]; });
+  int64_t expect = 1;
+  for (int i = n - 1; i >= 0; --i) {
+    const int d = order[static_cast<size_t>(i)];
+    if (b.strides[d] != expect) return false;
+    expect *= b.shape[d];
+  }
+  return true;
+}
+
+bool same_layout(const Buffer& a, const Buffer& b) {
+  if (a.ndim != b.ndim) return false;
+  for (int d = 0; d < a.ndim; ++d)
+    if (a.shape[d] != b.shape[d] || (a.shape[d] != 1 && a.strides[d] != b.strides[d])) return false;
+  return true;
+}
 
 Geometry geometry(std::span<const Buffer> in, const Buffer& out) {
   const int nd = out.ndim;
@@ -19,11 +43,19 @@ Geometry geometry(std::span<const Buffer> in, const Buffer& out) {
                    " does not broadcast to the output");
     }
   }
+  // Iterate in the output's memory order (a plan may store it channels-last): its dims by
+  // decreasing stride, so the output is written contiguously whatever its layout.
+  std::array<int, kMaxRank> order{};
+  int no = 0;
+  for (int d = 0; d < nd; ++d)
+    if (out.shape[d] != 1) order[static_cast<size_t>(no++)] = d;
+  std::stable_sort(order.begin(), order.begin() + no, [&](int a, int b) { return out.strides[a] > out.strides[b]; });
+  SPORE_ASSERT(dense(out), "fused output must be dense in some dim order");
   Geometry g;
   g.strides.resize(in.size());
   int m = 0;
-  for (int d = 0; d < nd; ++d) {
-    if (out.shape[d] == 1) continue;
+  for (int od = 0; od < no; ++od) {
+    const int d = order[static_cast<size_t>(od)];
     bool merge = m > 0;
     for (size_t k = 0; merge && k < in.size(); ++k) merge = g.strides[k][m - 1] == st[k][d] * out.shape[d];
     if (merge) {

@@ -20,7 +20,14 @@ struct Geometry {
   std::vector<std::array<int64_t, kMaxRank>> strides;  // per input
 };
 
-/// The geometry of inputs `in` (broadcast, right-aligned) over the contiguous output `out`.
+/// The geometry of inputs `in` (broadcast, right-aligned) over the output `out`, iterated in
+/// out's memory order: out must be dense (contiguous in some order of its dims, e.g. a
+/// channels-last plan value); every other output of the call shares its layout (same_layout).
 Geometry geometry(std::span<const Buffer> in, const Buffer& out);
+
+/// Whether b's elements fill its memory with no gaps in some order of its dims.
+bool dense(const Buffer& b);
+/// Same shape and the same strides (size-1 dims aside).
+bool same_layout(const Buffer& a, const Buffer& b);
 
 }  // namespace spore::codegen

@@ -185,9 +185,9 @@ void run_loop_program(const LoopProgram& p, const Schedule& s, std::span<const B
                  dtype_name(p.inputs[k]));
   if (out.empty() || out[0].numel() == 0) return;  // (an empty tensor's strides need not be contiguous ones)
   for (size_t j = 0; j < out.size(); ++j) {
-    SPORE_ASSERT(out[j].dtype == p.outputs[j] && out[j].contiguous(), "fused output ", j, " must be a contiguous ",
+    SPORE_ASSERT(out[j].dtype == p.outputs[j] && dense(out[j]), "fused output ", j, " must be a dense ",
                  dtype_name(p.outputs[j]), " buffer");
-    SPORE_ASSERT(out[j].numel() == out[0].numel(), "fused outputs must share the iteration shape");
+    SPORE_ASSERT(same_layout(out[j], out[0]), "fused outputs must share the iteration shape and layout");
   }
   if (p.dtype == DType::Float64) Runner<double>(p, s, in, out).run();
   else Runner<float>(p, s, in, out).run();

@@ -2,6 +2,8 @@
 #include "passes/lower_plan.h"
 
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 
 #include "codegen/fused.h"
 #include "passes/plan_layout.h"
@@ -316,6 +318,9 @@ std::shared_ptr<Plan> lower_plan(const ir::Graph& g, std::span<const Tensor> inp
   assign_layouts(*plan, l.producer);
   prepare_kernels(*plan);
   plan_arena(l);
+  // SPORE_DUMP_PLAN=1: every lowered plan's slots (layouts, arena offsets) and steps on stderr.
+  if (const char* d = std::getenv("SPORE_DUMP_PLAN"); d && *d && *d != '0')
+    std::fprintf(stderr, "%s", runtime::plan_str(*plan).c_str());
   return plan;
 }
 

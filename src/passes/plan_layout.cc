@@ -37,17 +37,30 @@ void assign_layouts(Plan& plan, const std::vector<int64_t>& producer) {
   for (size_t k = 0; k < plan.steps.size(); ++k)
     for (size_t i = 0; i < plan.steps[k].in.size(); ++i)
       readers[static_cast<size_t>(plan.steps[k].in[i])].emplace_back(k, static_cast<int>(i));
-  for (size_t v = 0; v < plan.slots.size(); ++v) {
+  // Per producing step: its results of rank 3 or more (a fused group's several results share
+  // one layout, so they turn channels-last together or not at all; batch_norm's statistics are
+  // 1-D and stay as they are). `takes(step, -1)` asks the producer about those results.
+  auto qualifies = [&](size_t v) {
     const Slot& sl = plan.slots[v];
-    if (sl.kind != SlotKind::Arena || viewed[v] || producer[v] < 0 || sl.shape.size() < 3 || readers[v].empty()) continue;
-    const Step& made = plan.steps[static_cast<size_t>(producer[v])];
-    if (made.out.size() != 1 || made.out[0] != static_cast<int32_t>(v) || !takes(plan, made, -1)) continue;
+    if (sl.kind != SlotKind::Arena || viewed[v] || readers[v].empty()) return false;
+    for (const auto& [k, i] : readers[v])
+      if (!takes(plan, plan.steps[k], i)) return false;
+    return true;
+  };
+  for (size_t k = 0; k < plan.steps.size(); ++k) {
+    const Step& made = plan.steps[k];
+    std::vector<size_t> outs;
+    for (int32_t s : made.out)
+      if (plan.slots[static_cast<size_t>(s)].shape.size() >= 3) outs.push_back(static_cast<size_t>(s));
+    if (outs.empty() || !takes(plan, made, -1)) continue;
     bool ok = true;
-    for (const auto& [k, i] : readers[v]) ok = ok && takes(plan, plan.steps[k], i);
+    for (size_t v : outs) ok = ok && producer[v] == static_cast<int64_t>(k) && qualifies(v);
     if (!ok) continue;
-    Slot& s = plan.slots[v];
-    s.channels_last = true;
-    s.strides = channels_last_strides(s.shape);
+    for (size_t v : outs) {
+      Slot& s = plan.slots[v];
+      s.channels_last = true;
+      s.strides = channels_last_strides(s.shape);
+    }
   }
 }
 

@@ -8,6 +8,14 @@
 // every reader compute in it (KernelDef::takes_channels_last). Public tensors stay as they are:
 // only arena values (not plan inputs or outputs, not donated, not viewed) change. Set
 // SPORE_PLAN_LAYOUT=plain to keep every value row-major.
+//
+// Kernels that compute channels-last: oneDNN's conv, conv_fused, conv_transpose,
+// conv_weight_grad and pooling, inference batch_norm, and every elementwise kernel (unfused or
+// fused: they iterate in their output's memory order). A step with several results of rank 3
+// or more (a fused group) turns them channels-last together, as its kernel writes all of them in
+// one layout; KernelDef::takes_channels_last's -1 then stands for all of them. A training step
+// stays NCHW: training batch_norm and batch_norm_grad do not take channels-last (see
+// prims/batch_norm.cc for the measurement behind that).
 #include <cstdint>
 #include <vector>
 

@@ -2,11 +2,13 @@
 // Batch norm over x (N, C, *): training reduces each channel over N rows of HW contiguous
 // values (row sums in the compute type, combined across rows in float64 in row order, so the
 // result is independent of threads); then every (n, c) row is (x - mean) * a + bias with a = rstd * w.
+// Inference with channels-last x and y (plans) runs batch_norm_channels_last.cc.
 #include "prims/batch_norm.h"
 
 #include <cmath>
 
 #include "backends/cpu/norm_kernels.h"
+#include "prims/batch_norm_channels_last.h"
 #include "prims/elementwise_infer.h"
 #include "prims/norm_decompositions.h"
 #include "prims/layer_norm.h"
@@ -90,13 +92,32 @@ void batch_norm_typed(const BatchNormAttrs& a, std::span<const Buffer> in, const
 void run_batch_norm(const void* attrs, std::span<const Buffer> in, std::span<const Buffer> out, const KernelContext&) {
   const auto& a = *static_cast<const BatchNormAttrs*>(attrs);
   const Buffer& x = in[0];
+  if (out[0].numel() == 0) return;
+  if (!a.training && (x.dtype == DType::Float32 || x.dtype == DType::Float64) && stored_channels_last(x) &&
+      stored_channels_last(out[0]))
+    return batch_norm_channels_last(a, in, out);
   const int64_t N = x.shape[0], C = x.shape[1], HW = nn::prod(x, 2, x.ndim);
   nn::Contig cx(x);
+  // A plan may hand a strided result (a channels-last y of a plain x): computed in a block, copied.
+  std::vector<char> tmp(out[0].contiguous() ? 0 : static_cast<size_t>(out[0].numel()) * dtype_size(x.dtype));
+  void* y = out[0].contiguous() ? out[0].data : tmp.data();
   nn::visit_float(x.dtype, [&](auto tag) {
     using T = decltype(tag);
     using Cm = compute_t<T>;
-    batch_norm_typed<T>(a, in, cx.get<T>(), out[0].ptr<T>(), N, C, HW, out[1].ptr<Cm>(), out[2].ptr<Cm>());
+    batch_norm_typed<T>(a, in, cx.get<T>(), static_cast<T*>(y), N, C, HW, out[1].ptr<Cm>(), out[2].ptr<Cm>());
   });
+  if (!tmp.empty()) copy_to_strided(tmp.data(), out[0]);
+}
+
+// Inference (the running statistics: one pass, y = (x - mean) * a + b per channel) with x and y
+// channels-last, float32/float64: a plan's conv chain at level 1, where no pass folds the batch
+// norm into the conv, stays channels-last through it. Training keeps NCHW: there its per-plane
+// reductions are faster than rows of channels, and oneDNN's backward-weights kernels here are
+// faster on blocked NCHW than on nhwc (15 vs 13 ms for ResNet-18's 64-channel layers), which
+// outweighs the reorders a channels-last training step saves (bench/RESULTS.md).
+bool takes_channels_last(const void* attrs, std::span<const TensorType> in, int input) {
+  return !static_cast<const BatchNormAttrs*>(attrs)->training &&
+         (in[0].dtype == DType::Float32 || in[0].dtype == DType::Float64) && in[0].shape.size() >= 3 && input <= 0;
 }
 
 const Primitive& batch_norm_def() {
@@ -119,7 +140,8 @@ const Primitive& batch_norm_def() {
     };
     Primitive& q = define_primitive(spec);
     q.decomposition = &decompose_batch_norm;
-    q.add_kernel({.device = DeviceType::CPU, .name = "cpu_rows", .run = &run_batch_norm});
+    q.add_kernel({.device = DeviceType::CPU, .name = "cpu_rows", .run = &run_batch_norm,
+                  .takes_channels_last = &takes_channels_last});
     return q;
   }();
   return p;

@@ -42,7 +42,8 @@ template <class T, class Fn, class ScalarFn>
 void float_binary(std::span<const Buffer> in, const Buffer& out, Fn vec, ScalarFn vec_scalar) {
   const int64_t n = out.numel();
   const bool a_scalar = in[0].numel() == 1, b_scalar = in[1].numel() == 1;
-  if (a_scalar != b_scalar && (a_scalar ? in[1] : in[0]).contiguous() && (a_scalar ? in[1] : in[0]).numel() == n) {
+  if (a_scalar != b_scalar && (a_scalar ? in[1] : in[0]).contiguous() && (a_scalar ? in[1] : in[0]).numel() == n &&
+      out.contiguous()) {
     const T s = *static_cast<const T*>((a_scalar ? in[0] : in[1]).data);
     const T* v = static_cast<const T*>((a_scalar ? in[1] : in[0]).data);
     runtime::parallel_for(n, runtime::kParallelGrain, [&](int64_t b, int64_t e) {
@@ -121,7 +122,9 @@ const Primitive& define_binary(KernelRunFn run) {
     return elementwise_cost(in, out, 1);
   };
   Primitive& p = define_primitive(spec);
-  p.add_kernel({.device = DeviceType::CPU, .name = "cpu_vec", .run = run});
+  // Writes any dense output layout (elementwise_loop.h): plans may keep its values channels-last.
+  p.add_kernel({.device = DeviceType::CPU, .name = "cpu_vec", .run = run,
+                .takes_channels_last = [](const void*, std::span<const TensorType>, int) { return true; }});
   return p;
 }
 

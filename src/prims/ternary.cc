@@ -93,7 +93,9 @@ const Primitive* define() {
     return elementwise_cost(in, out, 2);
   };
   Primitive& p = define_primitive(spec);
-  p.add_kernel({.device = DeviceType::CPU, .name = "cpu", .run = &run<Op>});
+  // Writes any dense output layout (elementwise_loop.h): plans may keep its values channels-last.
+  p.add_kernel({.device = DeviceType::CPU, .name = "cpu", .run = &run<Op>,
+                .takes_channels_last = [](const void*, std::span<const TensorType>, int) { return true; }});
   return &p;
 }
 

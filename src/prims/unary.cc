@@ -83,7 +83,9 @@ const Primitive& define_unary(UnaryOp op, const char* name, KernelRunFn run) {
     return elementwise_cost(in, out, 4);
   };
   Primitive& p = define_primitive(spec);
-  p.add_kernel({.device = DeviceType::CPU, .name = "cpu_vec", .run = run});
+  // Writes any dense output layout (elementwise_loop.h): plans may keep its values channels-last.
+  p.add_kernel({.device = DeviceType::CPU, .name = "cpu_vec", .run = run,
+                .takes_channels_last = [](const void*, std::span<const TensorType>, int) { return true; }});
   (void)op;
   return p;
 }

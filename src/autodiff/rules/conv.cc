@@ -165,6 +165,33 @@ Tensor conv_apply(const ConvAttrs& at, const Tensor& x, const Tensor& w) {
   return conv_plain(pad_spatial(x, vec(at.pad_l), vec(at.pad_r)), w, vec(at.stride), vec(at.dilation), at.groups);
 }
 
+/// The cotangent of conv's x (shape xs) for the output cotangent ct. A 2-D conv with symmetric
+/// padding is one conv_transpose2d of x's size (its output_padding recovers a tail no window
+/// read): a single node whose result no view crops, so a plan can keep it channels-last.
+/// Otherwise the full transposed conv covers the padded input from its start; the padding is
+/// cut off (and zeros added for a tail that no window reached).
+Tensor conv_data_grad(const ConvAttrs& at, const Tensor& ct, const Tensor& w, const Shape& xs) {
+  const int64_t nsp = static_cast<int64_t>(xs.size()) - 2;
+  if (nsp == 2 && at.pad_l == at.pad_r) {
+    std::vector<int64_t> op;
+    bool ok = true;
+    for (int64_t i = 0; i < nsp && ok; ++i) {
+      const int64_t s = at.stride[i], d = at.dilation[i], p = at.pad_l[i];
+      const Dim S = xs[static_cast<size_t>(i) + 2], Q = ct.shape()[i + 2], k = w.shape()[i + 2];
+      ok = !is_symbolic(S) && !is_symbolic(Q);
+      const int64_t o = ok ? S - ((Q - 1) * s - 2 * p + d * (k - 1) + 1) : -1;
+      ok = ok && o >= 0 && o < std::max(s, d);
+      op.push_back(o);
+    }
+    if (ok) {
+      ops::ConvOptions o{vec(at.stride), vec(at.pad_l), vec(at.dilation), at.groups, false};
+      return ops::conv_transpose2d(ct, w, {}, o, op);
+    }
+  }
+  Tensor full = conv_transpose_full(ct, w, vec(at.stride), vec(at.dilation), at.groups);
+  return window(full, vec(at.pad_l), Shape(xs.begin() + 2, xs.end()));
+}
+
 void conv_jvp(const JvpArgs& a, std::span<Tensor> out) {
   const auto& at = *static_cast<const ConvAttrs*>(a.attrs);
   Tensor t;
@@ -180,13 +207,7 @@ void conv_vjp(const VjpArgs& a, std::span<Tensor> in) {
   const Tensor& ct = a.cotangents[0];
   const Shape &xs = a.in_types[0].shape, &ws = a.in_types[1].shape;
   const int64_t nsp = static_cast<int64_t>(xs.size()) - 2;
-  if (a.needs[0]) {
-    // The full transposed conv covers the padded input from its start; cut the padding off
-    // (and add zeros for a tail that no window reached).
-    Tensor full = conv_transpose_full(ct, a.inputs[1], vec(at.stride), vec(at.dilation), at.groups);
-    Shape len(xs.begin() + 2, xs.end());
-    in[0] = window(full, vec(at.pad_l), len);
-  }
+  if (a.needs[0]) in[0] = conv_data_grad(at, ct, a.inputs[1], xs);
   if (a.needs[1]) {
     prims::ConvWeightGradAttrs wa{at.stride, at.pad_l, at.pad_r, at.dilation, {}, at.groups};
     for (int64_t i = 0; i < nsp; ++i) wa.kernel.push_back(ws[static_cast<size_t>(i) + 2]);

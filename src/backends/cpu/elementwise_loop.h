@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
-// Runs an elementwise computation over inputs of any strides, broadcast against a contiguous
-// output. The computation only ever sees contiguous runs: `chunk(in_ptrs, out_ptr, n)` gets
+// Runs an elementwise computation over inputs of any strides, broadcast against a dense output
+// (contiguous, or contiguous in another dim order such as channels-last: iterated in its memory
+// order). The computation only ever sees contiguous runs: `chunk(in_ptrs, out_ptr, n)` gets
 // pointers to n consecutive elements of each input (gathered into a small buffer when an input
 // is strided or broadcast) and of the output. Dimensions are coalesced first, so a contiguous
 // or simply broadcast case is one long run.
 #include <array>
+#include <utility>
 #include <cstring>
 #include <limits>
 #include <type_traits>
@@ -42,10 +44,20 @@ ElementwiseGeometry<NIn> elementwise_geometry(std::span<const Buffer> in, const 
       st[k + 1][d] = (id < 0 || in[k].shape[id] == 1) ? 0 : in[k].strides[id];
     }
   }
+  // Iterate in the output's memory order (dims by decreasing output stride; the identity for a
+  // contiguous output), so a dense output in any layout -- a plan's channels-last value -- is
+  // written in contiguous runs.
+  std::array<int, 16> order{};
+  int no = 0;
+  for (int d = 0; d < nd; ++d)
+    if (out.shape[d] != 1) order[static_cast<size_t>(no++)] = d;
+  for (int i = 1; i < no; ++i)  // stable insertion sort: ranks are tiny
+    for (int j = i; j > 0 && out.strides[order[static_cast<size_t>(j - 1)]] < out.strides[order[static_cast<size_t>(j)]]; --j)
+      std::swap(order[static_cast<size_t>(j - 1)], order[static_cast<size_t>(j)]);
   // Drop size-1 dims and merge (d, d+1) when every operand has stride[d] == stride[d+1]*shape[d+1].
   int m = 0;
-  for (int d = 0; d < nd; ++d) {
-    if (out.shape[d] == 1) continue;
+  for (int od = 0; od < no; ++od) {
+    const int d = order[static_cast<size_t>(od)];
     if (m > 0) {
       bool merge = true;
       for (int k = 0; k <= NIn; ++k)

@@ -26,6 +26,9 @@ struct NormRowKernels {
   /// y = a * g + b * (x - c) + d with scalars: batch norm's input gradient from its per-channel
   /// sums (g = dy, c = mean).
   void (*axpby_dev)(const T* g, const T* x, T* y, int64_t n, T a, T b, T c, T d);
+  /// Channels-last inference batch norm: `rows` rows of C contiguous channels (x is
+  /// (N*H*W, C)), y[r, c] = (x[r, c] - m[c]) * a[c] + d[c].
+  void (*col_scale_shift)(const T* x, T* y, int64_t rows, int64_t C, const T* m, const T* a, const T* d);
   /// softmax (or log_softmax) of `rows` contiguous rows of length n, three passes per row while
   /// it sits in cache (max; exp and sum into a private buffer; scale). With `stream` the final
   /// pass uses non-temporal stores: for outputs larger than the caches this saves the read for

@@ -115,6 +115,23 @@ void row_axpby_dev(const T* g, const T* x, T* y, int64_t n, T a, T b, T c, T d) 
   for (; i < n; ++i) y[i] = a * g[i] + (b * (x[i] - c) + d);
 }
 
+// Channels-last: vectors run along the channels of a row; the scalar tail is the last C % W
+// channels of every row.
+template <class T>
+void col_scale_shift(const T* x, T* y, int64_t rows, int64_t C, const T* m, const T* a, const T* d) {
+  using B = xsimd::batch<T, Arch>;
+  constexpr int64_t W = B::size;
+  for (int64_t r = 0; r < rows; ++r) {
+    const T* xr = x + r * C;
+    T* yr = y + r * C;
+    int64_t c = 0;
+    for (; c + W <= C; c += W)
+      xsimd::fma(B::load_unaligned(xr + c) - B::load_unaligned(m + c), B::load_unaligned(a + c), B::load_unaligned(d + c))
+          .store_unaligned(yr + c);
+    for (; c < C; ++c) yr[c] = (xr[c] - m[c]) * a[c] + d[c];
+  }
+}
+
 // Non-temporal store of one full vector at an address aligned to the vector size.
 template <class T>
 inline void stream_store(T* y, const xsimd::batch<T, Arch>& v) {
@@ -214,8 +231,8 @@ void softmax_rows(const T* x, T* y, int64_t rows, int64_t n, bool log, bool stre
 
 template <class T>
 NormRowKernels<T> make_rows() {
-  return {&row_sum<T>,           &row_sum_sq_dev<T>, &row_normalize<T>, &row_scale_shift<T>,
-          &row_sum_dot_dev<T>,   &row_axpby_dev<T>,  &softmax_rows<T>};
+  return {&row_sum<T>,         &row_sum_sq_dev<T>,      &row_normalize<T>,      &row_scale_shift<T>,
+          &row_sum_dot_dev<T>, &row_axpby_dev<T>,       &col_scale_shift<T>,    &softmax_rows<T>};
 }
 
 }  // namespace

@@ -334,10 +334,10 @@ std::shared_ptr<PreparedKernel> prepare_any(const Attrs& a, std::span<const Tens
   return k;
 }
 
-// conv_weight_grad as oneDNN's backward-weights primitive. A channels-last x or dy (a plan's
-// layout) is given as it is stored: oneDNN's nhwc backward kernels run about as fast as its
-// blocked ones here (8-11 ms for ResNet-18's 3x3 layers at batch 16, either way) and skip two
-// reorders; plain operands let oneDNN choose.
+// conv_weight_grad as oneDNN's backward-weights primitive, in layouts of oneDNN's choosing
+// (nChw16c here; ConvKernel reorders x and dy in). It declares no channels-last operands: in a
+// ResNet-18 step its nhwc kernel took 15 ms where the blocked one takes 13 for the 64-channel
+// layers, more than the reorders cost.
 std::shared_ptr<PreparedKernel> prepare_backward_weights(const prims::ConvWeightGradAttrs& a,
                                                          std::span<const TensorType> in,
                                                          std::span<const TensorType> out) {
@@ -349,8 +349,7 @@ std::shared_ptr<PreparedKernel> prepare_backward_weights(const prims::ConvWeight
     prims::conv_weight_grad_reference(*static_cast<const prims::ConvWeightGradAttrs*>(at), i, o);
   };
   const DType t = in[0].dtype;
-  auto act = [&](const TensorType& tt) { return tt.channels_last ? type_desc(tt) : any_desc(tt.shape, t); };
-  dnnl::memory::desc src = act(in[0]), ddst = act(in[1]);
+  dnnl::memory::desc src = any_desc(in[0].shape, t), ddst = any_desc(in[1].shape, t);
   dnnl::memory::desc dw(weight_dims(out[0].shape, a.groups, false), dnnl_type(t), tag::any);
   std::optional<dnnl::primitive> prim;
   try {
@@ -431,9 +430,6 @@ bool conv_takes_channels_last(const ConvAttrs& a, std::span<const TensorType> in
       {.device = DeviceType::CPU, .name = "onednn", .priority = 10, .supports = supports,
        .prepare = [](const void* a, std::span<const TensorType> in, std::span<const TensorType> out) {
          return prepare_backward_weights(*static_cast<const prims::ConvWeightGradAttrs*>(a), in, out);
-       },
-       .takes_channels_last = [](const void*, std::span<const TensorType> in, int input) {
-         return input >= 0 && supports(nullptr, in) && in[0].shape.size() >= 3 && in[0].shape.size() <= 5;
        }});
   find_primitive(prims::kConvFusedOp)->add_kernel(
       {.device = DeviceType::CPU, .name = "onednn", .priority = 10, .supports = supports,

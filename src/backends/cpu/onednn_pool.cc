@@ -44,6 +44,13 @@ bool any_nan_bits(const U* p, int64_t n, U mask, U inf) {
 // NaN scan reads in memory order.
 bool dense(const Buffer& x) { return x.contiguous() || is_channels_last(x); }
 
+// y's shape with channels-last or row-major strides.
+std::vector<int64_t> layout_strides(const Buffer& y, bool channels_last) {
+  const Shape s(std::span<const Dim>(y.shape, static_cast<size_t>(y.ndim)));
+  const Strides st = channels_last ? channels_last_strides(s) : contiguous_strides(s);
+  return {st.begin(), st.end()};
+}
+
 bool has_nan(const Buffer& x) {
   if (x.dtype == DType::Float32)
     return any_nan_bits(static_cast<const uint32_t*>(x.data), x.numel(), 0x7fffffffu, 0x7f800000u);
@@ -52,7 +59,8 @@ bool has_nan(const Buffer& x) {
 
 class PoolKernel final : public PreparedKernel {
  public:
-  explicit PoolKernel(const Pool2dAttrs& a) : a_(a) {}
+  PoolKernel(const Pool2dAttrs& a, size_t scratch) : a_(a), scratch_(scratch) {}
+  size_t scratch_bytes() const override { return scratch_; }
 
   // One primitive per input and output stride pattern (the dispatch cache keys on shapes only);
   // prepare creates the one of the types it was prepared for (row-major, or channels-last in a
@@ -66,12 +74,18 @@ class PoolKernel final : public PreparedKernel {
     return create(std::move(key), x, y);
   }
 
-  void run(std::span<const Buffer> in, std::span<const Buffer> out, const KernelContext&) const override {
+  void run(std::span<const Buffer> in, std::span<const Buffer> out, const KernelContext& ctx) const override {
     if (out[0].numel() == 0) return;
     const auto* e = &entry(in[0], out[0]);
     if (!e->prim || (a_.kind == PoolKind::Max && (!dense(in[0]) || has_nan(in[0]))))
       return prims::pool2d_reference(a_, in, out);
-    e->prim->execute(stream(), {{DNNL_ARG_SRC, wrap(e->src, in[0].data)}, {DNNL_ARG_DST, wrap(e->dst, out[0].data)}});
+    if (e->dst_r && ctx.scratch_bytes < e->dst.get_size()) return prims::pool2d_reference(a_, in, out);
+    dnnl::memory dst = wrap(e->dst, e->dst_r ? ctx.scratch : out[0].data);
+    e->prim->execute(stream(), {{DNNL_ARG_SRC, wrap(e->src, in[0].data)}, {DNNL_ARG_DST, dst}});
+    if (e->dst_r) {
+      dnnl::memory user = wrap(e->user_dst, out[0].data);
+      e->dst_r->execute(stream(), dst, user);
+    }
     stream().wait();
   }
 
@@ -79,7 +93,8 @@ class PoolKernel final : public PreparedKernel {
   struct Entry {
     std::vector<int64_t> key;
     std::optional<dnnl::pooling_forward> prim;
-    dnnl::memory::desc src, dst;
+    dnnl::memory::desc src, dst, user_dst;
+    std::optional<dnnl::reorder> dst_r;  // x and y in different layouts: y is made in x's, then reordered
   };
 
   Entry& create(std::vector<int64_t> key, const Buffer& x, const Buffer& y) const {
@@ -87,7 +102,13 @@ class PoolKernel final : public PreparedKernel {
     e.key = std::move(key);
     try {
       e.src = strided_desc(dims_of(x), strides_of(x), x.dtype);
-      e.dst = strided_desc(dims_of(y), strides_of(y), y.dtype);
+      e.dst = e.user_dst = strided_desc(dims_of(y), strides_of(y), y.dtype);
+      // oneDNN has only its reference kernel for a channels-last x with a plain y (or the
+      // reverse), which a plan's layouts can give: y is then made in x's layout and reordered.
+      if (is_channels_last(x) != is_channels_last(y)) {
+        e.dst = strided_desc(dims_of(y), layout_strides(y, is_channels_last(x)), y.dtype);
+        e.dst_r.emplace(dnnl::reorder::primitive_desc(engine(), e.dst, engine(), e.user_dst));
+      }
       auto alg = a_.kind == PoolKind::Max ? dnnl::algorithm::pooling_max
                  : a_.count_include_pad   ? dnnl::algorithm::pooling_avg_include_padding
                                           : dnnl::algorithm::pooling_avg_exclude_padding;
@@ -104,6 +125,7 @@ class PoolKernel final : public PreparedKernel {
   }
 
   Pool2dAttrs a_;
+  size_t scratch_ = 0;
   mutable std::vector<Entry> cache_;  // per thread, like the dispatch cache
 };
 
@@ -119,7 +141,11 @@ bool supports(const void* attrs, std::span<const TensorType> in) {
 
 std::shared_ptr<PreparedKernel> prepare(const Pool2dAttrs& a, std::span<const TensorType> in,
                                         std::span<const TensorType> out) {
-  auto k = std::make_shared<PoolKernel>(a);
+  // Scratch for a result made in the other layout (see create).
+  const size_t scratch = in[0].channels_last != out[0].channels_last
+                             ? static_cast<size_t>(numel_of(out[0].shape)) * dtype_size(out[0].dtype)
+                             : 0;
+  auto k = std::make_shared<PoolKernel>(a, scratch);
   TypeBuffers ib(in), ob(out);
   if (ob.buffers[0].numel() > 0) k->entry(ib.buffers[0], ob.buffers[0]);
   return k;
