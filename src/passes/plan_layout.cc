@@ -4,6 +4,8 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "codegen/fused.h"
+
 namespace spore::passes {
 namespace {
 
@@ -40,11 +42,26 @@ void assign_layouts(Plan& plan, const std::vector<int64_t>& producer) {
   // Per producing step: its results of rank 3 or more (a fused group's several results share
   // one layout, so they turn channels-last together or not at all; batch_norm's statistics are
   // 1-D and stay as they are). `takes(step, -1)` asks the producer about those results.
+  // Elementwise kernels (fused or not) compute in any layout, so they only pass channels-last
+  // on: one turns its results channels-last only when a full-size operand already is (a chain
+  // that starts at a conv or a pool), and reads a channels-last operand only when its results can
+  // follow (they are arena values no view reads); else the conv writes row-major itself, with
+  // oneDNN's reorder, rather than the elementwise kernel reading across the channels.
+  auto agnostic = [](const Step& st) {
+    return st.prim->name == codegen::kFusedOp || st.prim->fusion == FusionClass::Elementwise;
+  };
+  auto follows = [&](const Step& st) {
+    for (int32_t s : st.out)
+      if (plan.slots[static_cast<size_t>(s)].kind != SlotKind::Arena || viewed[static_cast<size_t>(s)]) return false;
+    return true;
+  };
   auto qualifies = [&](size_t v) {
     const Slot& sl = plan.slots[v];
     if (sl.kind != SlotKind::Arena || viewed[v] || readers[v].empty()) return false;
-    for (const auto& [k, i] : readers[v])
-      if (!takes(plan, plan.steps[k], i)) return false;
+    for (const auto& [k, i] : readers[v]) {
+      const Step& r = plan.steps[k];
+      if (!takes(plan, r, i) || (agnostic(r) && !follows(r))) return false;
+    }
     return true;
   };
   for (size_t k = 0; k < plan.steps.size(); ++k) {
@@ -53,6 +70,14 @@ void assign_layouts(Plan& plan, const std::vector<int64_t>& producer) {
     for (int32_t s : made.out)
       if (plan.slots[static_cast<size_t>(s)].shape.size() >= 3) outs.push_back(static_cast<size_t>(s));
     if (outs.empty() || !takes(plan, made, -1)) continue;
+    if (agnostic(made)) {
+      bool fed = false;
+      for (int32_t s : made.in) {
+        const Slot& in = plan.slots[static_cast<size_t>(s)];
+        fed = fed || (in.channels_last && in.shape == plan.slots[outs[0]].shape);
+      }
+      if (!fed) continue;
+    }
     bool ok = true;
     for (size_t v : outs) ok = ok && producer[v] == static_cast<int64_t>(k) && qualifies(v);
     if (!ok) continue;

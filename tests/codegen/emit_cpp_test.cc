@@ -191,6 +191,39 @@ TEST_F(EmittedKernel, BroadcastAndBoolOperandsMatchTheInterpreterBitForBit) {
   for (size_t k = 0; k < ref.size(); ++k) EXPECT_TRUE(testing::same_bits(got[k], ref[k].contiguous())) << "output " << k;
 }
 
+// Channels-last operands and results (a plan's layout between convs): the kernel iterates in
+// its results' memory order and matches the interpreter on row-major buffers, compiled and
+// interpreted, with a per-channel broadcast and a row-major operand read across the channels.
+TEST_F(EmittedKernel, ChannelsLastResultsMatchRowMajorOnes) {
+  std::mt19937 rng(8);
+  const Shape s{2, 24, 5, 7}, nhwc{2, 5, 7, 24};
+  auto cl = [&](const Tensor& t) { return t.permute({0, 3, 1, 2}); };  // (N, H, W, C) memory, (N, C, H, W) view
+  const Tensor a = cl(testing::random_tensor(nhwc, DType::Float32, rng));
+  const Tensor b = testing::random_tensor(s, DType::Float32, rng);  // row-major
+  const Tensor w = testing::random_tensor({1, 24, 1, 1}, DType::Float32, rng);
+  auto f = [](const std::vector<Tensor>& x) {
+    const Tensor g = x[0] * x[2] + x[1];
+    return std::vector<Tensor>{g, g * x[0] - x[2]};
+  };
+  const std::vector<Tensor> in{a, b, w};
+  const LoopProgram p = lower(*testing::trace(f, in));
+  std::string why;
+  const KernelFn fn = compile_now(p, &why);
+  ASSERT_NE(fn, nullptr) << why;
+  for (int threads : {1, 2}) {
+    set_num_threads(threads);
+    auto want = testing::outputs_of(p, s);
+    run_loop_program(p, make_schedule(p, want[0].numel()), testing::buffers({a.contiguous(), b, w}), testing::buffers(want));
+    std::vector<Tensor> got{cl(ops::zeros(nhwc)), cl(ops::zeros(nhwc))}, interp{cl(ops::zeros(nhwc)), cl(ops::zeros(nhwc))};
+    run_compiled(fn, p, testing::buffers(in), testing::buffers(got));
+    run_loop_program(p, make_schedule(p, want[0].numel()), testing::buffers(in), testing::buffers(interp));
+    for (size_t k = 0; k < 2; ++k) {
+      EXPECT_TRUE(testing::same_bits(got[k].contiguous(), want[k])) << "compiled output " << k << ", threads " << threads;
+      EXPECT_TRUE(testing::same_bits(interp[k].contiguous(), want[k])) << "interpreted output " << k << ", threads " << threads;
+    }
+  }
+}
+
 // An SGD-momentum update as the optimizer fuses it: the gradient read transposed (blocks of rows,
 // partial ones included, under an outer dim) and both results written over their inputs (the
 // plan donates them), against the interpreter out of place.
