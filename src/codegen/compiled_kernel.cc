@@ -2,6 +2,7 @@
 #include "codegen/compiled_kernel.h"
 
 #include <memory>
+#include <unordered_map>
 #include <vector>
 
 #include "codegen/compiler.h"
@@ -22,8 +23,8 @@ std::string unit_source(const LoopProgram& p) {
 
 // The kernel's calling signature, part of its cache key: an entry built for other inputs or
 // outputs is never loaded, so run_compiled cannot index past in[] or out[].
-std::string arity(const LoopProgram& p) {
-  std::string s = kSymbol;
+std::string arity(const LoopProgram& p, const std::string& symbol = kSymbol) {
+  std::string s = symbol;
   s.append("(").append(std::to_string(p.inputs.size())).append(" in:");
   for (DType d : p.inputs) s.append(" ").append(dtype_name(d));
   s.append("; ").append(std::to_string(p.outputs.size())).append(" out:");
@@ -32,6 +33,35 @@ std::string arity(const LoopProgram& p) {
 }
 
 }  // namespace
+
+void request_unit(std::span<const UnitKernel> kernels) {
+  if (!host_compiler()) return;
+  std::vector<KernelDecl> decls;
+  std::vector<std::vector<std::shared_ptr<std::atomic<KernelFn>>>> users;  // per kernel of the unit
+  std::unordered_map<std::string, size_t> by_source;  // a program's own unit text -> its kernel
+  std::vector<std::string> symbols;
+  std::string ar;
+  for (const UnitKernel& u : kernels) {
+    bool take = false;
+    std::call_once(u.kernel->requested_, [&] { take = emit_problem(*u.program).empty(); });
+    if (!take) continue;
+    auto [it, fresh] = by_source.emplace(unit_source(*u.program), decls.size());
+    if (!fresh) {
+      users[it->second].push_back(u.kernel->fn_);
+      continue;
+    }
+    symbols.push_back(std::string(kSymbol) + "_" + std::to_string(decls.size()));
+    decls.push_back({u.program, symbols.back(), kEmitTile});
+    users.push_back({u.kernel->fn_});
+    ar.append(arity(*u.program, symbols.back())).append("\n");
+  }
+  if (decls.empty()) return;
+  compile_async(emit_unit(decls), symbols, ar, [users = std::move(users)](std::optional<std::vector<void*>> syms) {
+    if (!syms) return;
+    for (size_t i = 0; i < users.size(); ++i)
+      for (const auto& slot : users[i]) slot->store(reinterpret_cast<KernelFn>((*syms)[i]), std::memory_order_release);
+  });
+}
 
 bool CompiledKernel::try_run(const LoopProgram& p, std::span<const Buffer> in, std::span<const Buffer> out) {
   if (KernelFn f = fn()) {

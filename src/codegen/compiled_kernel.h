@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
-// A fused node's compiled kernel: requested from the host compiler (compiler.h) on the node's
-// first call, built in the background, and used for every call after it is ready; until then,
+// A fused node's compiled kernel: requested from the host compiler (compiler.h) with the other
+// fused nodes of its plan when the plan is lowered (one translation unit per graph), else on the
+// node's first call; built in the background, and used for every call after it is ready; until then,
 // and for ever when the program cannot be emitted or no compiler is present, the caller runs
 // the loop interpreter.
 #include <atomic>
@@ -22,6 +23,19 @@ inline constexpr int64_t kEmitTile = 1024;
 /// one cache line. Divides kEmitTile.
 inline constexpr int64_t kEmitBlockRows = 16;
 
+class CompiledKernel;
+/// One kernel to build in a shared translation unit: a fused node's program and its kernel slot.
+struct UnitKernel {
+  const LoopProgram* program = nullptr;
+  CompiledKernel* kernel = nullptr;
+};
+
+/// Requests one translation unit, compiled in the background, for every kernel of `kernels`
+/// that was not requested yet and can be emitted: a compiled plan's fused nodes cost one host
+/// compiler run per graph, not one per node (identical programs share one kernel). Kernels not
+/// listed here request their own unit on their first call.
+void request_unit(std::span<const UnitKernel> kernels);
+
 class CompiledKernel {
  public:
   /// Runs `p` with the compiled kernel when it is ready and returns true; else returns false
@@ -31,6 +45,7 @@ class CompiledKernel {
   KernelFn fn() const { return fn_->load(std::memory_order_acquire); }
 
  private:
+  friend void request_unit(std::span<const UnitKernel> kernels);
   std::once_flag requested_;
   // Shared with the background compile, which may finish after the node is gone.
   std::shared_ptr<std::atomic<KernelFn>> fn_ = std::make_shared<std::atomic<KernelFn>>(nullptr);

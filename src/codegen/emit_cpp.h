@@ -19,7 +19,7 @@
 namespace spore::codegen {
 
 /// Bumped whenever the emitted text or its calling convention changes (part of the cache key).
-inline constexpr int kGeneratorVersion = 4;
+inline constexpr int kGeneratorVersion = 5;
 
 /// Calls whose float outputs total at least this many bytes write them with non-temporal
 /// (streaming) stores on AVX2/AVX-512 machines: such results are far larger than the caches, and

@@ -57,6 +57,16 @@ Cost cost(const FusedAttrs& attrs, std::span<const TensorType> in, std::span<con
   return {n * (attrs.program ? attrs.program->cost : 1), bytes};
 }
 
+}  // namespace
+
+void request_compiles(std::span<const void* const> fused_attrs) {
+  std::vector<UnitKernel> ks;
+  for (const void* a : fused_attrs) ks.push_back({&bound(a).program, static_cast<const FusedAttrs*>(a)->compiled.get()});
+  request_unit(ks);
+}
+
+namespace {
+
 // The kernel's profile label (runtime/profile.h) says which of the two ran.
 void run(const void* attrs, std::span<const Buffer> in, std::span<const Buffer> out, const KernelContext&) {
   const LoopProgram& p = bound(attrs).program;

@@ -56,6 +56,10 @@ bool fused_in_place_safe(const void* attrs);
 
 const Primitive& fused_primitive();
 
+/// Requests the compiled kernels of these fused nodes (their attributes) as one translation
+/// unit (compiled_kernel.h, request_unit): what lower_plan does for a plan's fused steps.
+void request_compiles(std::span<const void* const> fused_attrs);
+
 /// The attributes of a fused node over `g`, its loop program lowered (throws spore::Error naming
 /// the node the loop program cannot express).
 std::shared_ptr<const FusedAttrs> fused_attrs(const ir::GraphPtr& g);

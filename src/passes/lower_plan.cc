@@ -318,6 +318,12 @@ std::shared_ptr<Plan> lower_plan(const ir::Graph& g, std::span<const Tensor> inp
   assign_layouts(*plan, l.producer);
   prepare_kernels(*plan);
   plan_arena(l);
+  // The generated kernels of every fused step: one translation unit for the graph, compiled in
+  // the background while the interpreter serves the first calls.
+  std::vector<const void*> fused;
+  for (const Step& st : plan->steps)
+    if (st.prim->name == codegen::kFusedOp) fused.push_back(st.attrs.get());
+  if (!fused.empty()) codegen::request_compiles(fused);
   // SPORE_DUMP_PLAN=1: every lowered plan's slots (layouts, arena offsets) and steps on stderr.
   if (const char* d = std::getenv("SPORE_DUMP_PLAN"); d && *d && *d != '0')
     std::fprintf(stderr, "%s", runtime::plan_str(*plan).c_str());

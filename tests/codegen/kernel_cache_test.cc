@@ -154,6 +154,28 @@ TEST(KernelCacheChild, DISABLED_JitFusedNode) {
   std::cout << "invocations=" << compiler_invocations() << " hits=" << kernel_cache_stats().hits << "\n";
 }
 
+// Child: a graph with three fused groups at O2 (two of them the same program), separated by
+// matmuls (no group spans them): one compiler run builds them all, one translation unit.
+TEST(KernelCacheChild, DISABLED_JitThreeFusedGroups) {
+  std::mt19937 rng(10);
+  auto f = [](const Tensor& x, const Tensor& w) {
+    const Tensor a = ops::matmul(ops::sigmoid(x * 2.0 + 1.0), w);
+    const Tensor b = ops::matmul(ops::sigmoid(a * 2.0 + 1.0), w);
+    return ops::tanh(b) * b - 0.5;
+  };
+  const Tensor x = testing::random_tensor({64, 64}, DType::Float32, rng), w = testing::random_tensor({64, 64}, DType::Float32, rng);
+  ::setenv("SPORE_OPT_LEVEL", "1", 1);
+  const Tensor want = jit(f, "three_O1")(x, w);
+  ::setenv("SPORE_OPT_LEVEL", "2", 1);
+  auto f2 = jit(f, "three_O2");
+  f2(x, w);
+  wait_for_compiles();
+  const Tensor got = f2(x, w);
+  ::unsetenv("SPORE_OPT_LEVEL");
+  EXPECT_LE(testing::max_error_eps(got, want), 256);
+  std::cout << "invocations=" << compiler_invocations() << " stores=" << kernel_cache_stats().stores << "\n";
+}
+
 class KernelCache : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -317,6 +339,13 @@ TEST_F(KernelCache, AJitFusedNodeSwitchesToTheCompiledKernel) {
   ASSERT_EQ(b.status, 0) << b.output;
   EXPECT_EQ(counter(b.output, "invocations"), 0) << b.output;
   EXPECT_EQ(counter(b.output, "hits"), 1) << b.output;
+}
+
+TEST_F(KernelCache, APlanCompilesAllItsFusedGroupsAsOneUnit) {
+  ChildResult a = run_child("DISABLED_JitThreeFusedGroups", env());
+  ASSERT_EQ(a.status, 0) << a.output;
+  EXPECT_EQ(counter(a.output, "invocations"), 1) << a.output;
+  EXPECT_EQ(counter(a.output, "stores"), 1) << a.output;
 }
 
 TEST_F(KernelCache, AnEntryHoldingAnotherUnitIsAMissAndIsReplaced) {
