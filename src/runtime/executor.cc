@@ -14,7 +14,7 @@
 
 namespace spore::runtime {
 
-/// What one call in flight needs: its arena (the planned intermediates, then kernel scratch)
+/// What one call in flight needs: its arena (the planned intermediates and kernel scratch)
 /// and per-slot bindings, kept between calls so a steady call allocates nothing here.
 struct Workspace {
   std::shared_ptr<Storage> arena;
@@ -51,7 +51,7 @@ class ArenaPool {
       made_ = true;
     }
     if (!first) prepare_again(plan, *w);
-    const size_t bytes = plan.memory.arena_bytes + plan.memory.scratch_bytes;
+    const size_t bytes = plan.memory.arena_bytes;  // kernel scratch is planned inside it
     if (bytes > 0) w->arena = std::make_shared<Storage>(kCPU, bytes);
     w->ptr.resize(plan.slots.size());
     w->owner.resize(plan.slots.size());
@@ -80,7 +80,7 @@ class ArenaPool {
       for (int32_t s : st.in) in.push_back(type(s));
       for (int32_t s : st.out) out.push_back(type(s));
       w.prepared[k] = st.kernel->prepare(st.attrs.get(), in, out);
-      SPORE_ASSERT(w.prepared[k] != nullptr && w.prepared[k]->scratch_bytes() <= plan.memory.scratch_bytes, "kernel ",
+      SPORE_ASSERT(w.prepared[k] != nullptr && w.prepared[k]->scratch_bytes() <= st.scratch_bytes, "kernel ",
                    st.kernel->name, " of ", st.prim->name, " prepared again differently");
     }
   }
@@ -267,7 +267,7 @@ void run_kernel(const Plan& plan, const Step& st, size_t k, Workspace& w) {
     for (size_t i = 0; i < st.in.size(); ++i) stamps[i] = stamp_of(plan, w, st.in[i]);
     ctx.input_stamps = stamps;
     if (st.scratch_bytes > 0) {
-      ctx.scratch = static_cast<std::byte*>(w.arena->data()) + plan.memory.arena_bytes;
+      ctx.scratch = static_cast<std::byte*>(w.arena->data()) + st.scratch_offset;
       ctx.scratch_bytes = st.scratch_bytes;
     }
     (w.prepared.empty() ? *st.prepared : *w.prepared[k]).run(ins, outs, ctx);

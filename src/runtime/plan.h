@@ -54,6 +54,7 @@ struct Step {
   const KernelDef* kernel = nullptr;          // the kernel dispatch would pick for these types
   std::shared_ptr<PreparedKernel> prepared;   // prepared once, when the kernel has `prepare`
   size_t scratch_bytes = 0;
+  size_t scratch_offset = 0;  // in the arena: planned like a value live during this step only
   std::vector<int32_t> in, out;               // slot ids
   bool invariant = false;  // reads only invariant values: skipped while Plan::invariant_inputs are unchanged
 };
@@ -68,7 +69,7 @@ struct PlanOutput {
 struct PlanMemory {
   size_t arena_bytes = 0;          // planned peak of the intermediates
   size_t intermediate_bytes = 0;   // their sum, without reuse
-  size_t scratch_bytes = 0;        // the largest kernel scratch, after the planned region
+  size_t scratch_bytes = 0;        // the largest kernel scratch (each step's is planned in the arena)
 };
 
 class ArenaPool;
