@@ -90,10 +90,31 @@ class Fuser {
     return ok;
   }
 
+  // Whether bool node k should stay out of producer group gi: every value it reads from gi is
+  // read outside gi by another node too (so gi writes it to memory anyway). Joining would only
+  // make k's mask one more result of gi, written in the forward pass and kept until its readers
+  // run, typically a backward pass's where: ReLU's mask `y <= 0` beside y itself. Left out, k
+  // joins its readers' group and is recomputed from y there, as PyTorch's threshold_backward.
+  bool mask_of_materialized(size_t k, int gi) const {
+    if (std::get<ir::TensorType>(nodes_[k]->outputs()[0]).dtype != ir::DType::Bool) return false;
+    for (ir::ValueRef v : nodes_[k]->inputs()) {
+      if (v.node == ir::ValueRef::kParam || group_of_[static_cast<size_t>(v.node)] != gi) continue;
+      bool elsewhere = false;
+      for (size_t u : readers_[static_cast<size_t>(v.node)]) elsewhere = elsewhere || (u != k && group_of_[u] != gi && u < k);
+      for (size_t u : readers_[static_cast<size_t>(v.node)]) elsewhere = elsewhere || (u > k && !cand_[u].ok);
+      if (!elsewhere) return false;
+    }
+    return true;
+  }
+
   void group() {
     group_of_.assign(n_, -1);
     mark_.assign(n_, 0);
     seen_.assign(n_, 0);
+    readers_.assign(n_, {});
+    for (size_t k = 0; k < n_; ++k)
+      for (ir::ValueRef v : nodes_[k]->inputs())
+        if (v.node != ir::ValueRef::kParam) readers_[static_cast<size_t>(v.node)].push_back(k);
     for (size_t k = 0; k < n_; ++k) {
       if (!cand_[k].ok) continue;
       std::vector<int> chosen;
@@ -102,6 +123,7 @@ class Fuser {
         if (v.node == ir::ValueRef::kParam) continue;
         const int gi = group_of_[static_cast<size_t>(v.node)];
         if (gi < 0 || std::count(chosen.begin(), chosen.end(), gi)) continue;
+        if (mask_of_materialized(k, gi)) continue;
         if (shape_[gi] != cand_[k].shape || !compatible(dtype_[gi], dt)) continue;
         std::vector<int> trial = chosen;
         trial.push_back(gi);
@@ -306,6 +328,7 @@ class Fuser {
   std::vector<DType> dtype_;
   std::vector<char> mark_, seen_;
   std::vector<std::vector<size_t>> users_;
+  std::vector<std::vector<size_t>> readers_;  // every node reading node k (group())
   std::vector<bool> used_by_output_;
   std::vector<int> chunk_of_;
   std::vector<std::vector<size_t>> chunks_;

@@ -86,6 +86,45 @@ graph @main(%0: data float32[8], %1: data float32[8]) {
 })"));
 }
 
+// ReLU's backward mask `y <= 0` of a y that a matmul reads anyway is not made beside y (one more
+// result, kept until the backward pass): it joins its reader, the where, and is recomputed there
+// from y. A mask of a value only the group itself reads still fuses with its producer.
+TEST(PassFuse, AMaskOfAMaterializedValueJoinsItsReaderNotItsProducer) {
+  EXPECT_EQ(fuse(R"(
+graph @main(%0: data float32[4, 3], %1: data float32[3, 3], %2: data float32[4, 3]) {
+  %3 = exp{a=0, b=0}(%0) : float32[4, 3]
+  %4 = relu{a=0, b=0}(%3) : float32[4, 3]
+  %5 = matmul{trans_a=false, trans_b=false, alpha=1, beta=1}(%4, %1) : float32[4, 3]
+  %6 = constant{dtype=float32, weak=true, f=0, i=0}() : ~float32[]
+  %7 = less_equal{}(%4, %6) : bool[4, 3]
+  %8 = where{}(%7, %6, %2) : float32[4, 3]
+  %9 = greater{}(%3, %6) : bool[4, 3]
+  return %5, %8, %9
+})"),
+            canon(R"(
+graph @main(%0: data float32[4, 3], %1: data float32[3, 3], %2: data float32[4, 3]) {
+  %3, %4 = fused{}(%0) : float32[4, 3], bool[4, 3] {
+    graph @fused(%0: data float32[4, 3]) {
+      %1 = constant{dtype=float32, weak=true, f=0, i=0}() : ~float32[]
+      %2 = exp{a=0, b=0}(%0) : float32[4, 3]
+      %3 = relu{a=0, b=0}(%2) : float32[4, 3]
+      %4 = greater{}(%2, %1) : bool[4, 3]
+      return %3, %4
+    }
+  }
+  %5 = matmul{trans_a=false, trans_b=false, alpha=1, beta=1}(%3, %1) : float32[4, 3]
+  %6 = fused{}(%3, %2) : float32[4, 3] {
+    graph @fused(%0: data float32[4, 3], %1: data float32[4, 3]) {
+      %2 = constant{dtype=float32, weak=true, f=0, i=0}() : ~float32[]
+      %3 = less_equal{}(%0, %2) : bool[4, 3]
+      %4 = where{}(%3, %2, %1) : float32[4, 3]
+      return %4
+    }
+  }
+  return %5, %6, %4
+})"));
+}
+
 TEST(PassFuse, OpsOfDifferentOutputShapesStayApart) {
   // %2 has shape [3] and %3 shape [4, 3]: different iteration spaces, so the pair [3, 4] is
   // the only group.
