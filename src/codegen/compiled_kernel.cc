@@ -40,12 +40,14 @@ void request_unit(std::span<const UnitKernel> kernels) {
   std::vector<std::vector<std::shared_ptr<std::atomic<KernelFn>>>> users;  // per kernel of the unit
   std::unordered_map<std::string, size_t> by_source;  // a program's own unit text -> its kernel
   std::vector<std::string> symbols;
+  std::vector<std::pair<std::string, std::string>> alone;  // each kernel's own unit and arity
   std::string ar;
   for (const UnitKernel& u : kernels) {
     bool take = false;
     std::call_once(u.kernel->requested_, [&] { take = emit_problem(*u.program).empty(); });
     if (!take) continue;
-    auto [it, fresh] = by_source.emplace(unit_source(*u.program), decls.size());
+    std::string own = unit_source(*u.program);
+    auto [it, fresh] = by_source.emplace(own, decls.size());
     if (!fresh) {
       users[it->second].push_back(u.kernel->fn_);
       continue;
@@ -53,14 +55,29 @@ void request_unit(std::span<const UnitKernel> kernels) {
     symbols.push_back(std::string(kSymbol) + "_" + std::to_string(decls.size()));
     decls.push_back({u.program, symbols.back(), kEmitTile});
     users.push_back({u.kernel->fn_});
+    alone.emplace_back(std::move(own), arity(*u.program));
     ar.append(arity(*u.program, symbols.back())).append("\n");
   }
   if (decls.empty()) return;
-  compile_async(emit_unit(decls), symbols, ar, [users = std::move(users)](std::optional<std::vector<void*>> syms) {
-    if (!syms) return;
+  auto store = [](const std::vector<std::shared_ptr<std::atomic<KernelFn>>>& slots, void* f) {
+    for (const auto& slot : slots) slot->store(reinterpret_cast<KernelFn>(f), std::memory_order_release);
+  };
+  // If the unit does not build, each kernel alone: one bad kernel must not leave the whole graph
+  // on the interpreter.
+  std::vector<UnitRequest> one_by_one;
+  if (users.size() > 1)
     for (size_t i = 0; i < users.size(); ++i)
-      for (const auto& slot : users[i]) slot->store(reinterpret_cast<KernelFn>((*syms)[i]), std::memory_order_release);
-  });
+      one_by_one.push_back({std::move(alone[i].first), {kSymbol}, std::move(alone[i].second),
+                            [slots = users[i], store](std::optional<std::vector<void*>> one) {
+                              if (one) store(slots, (*one)[0]);
+                            }});
+  compile_async(
+      emit_unit(decls), symbols, ar,
+      [users = std::move(users), store](std::optional<std::vector<void*>> syms) {
+        if (syms)
+          for (size_t i = 0; i < users.size(); ++i) store(users[i], (*syms)[i]);
+      },
+      std::move(one_by_one));
 }
 
 bool CompiledKernel::try_run(const LoopProgram& p, std::span<const Buffer> in, std::span<const Buffer> out) {

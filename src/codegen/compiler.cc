@@ -239,6 +239,7 @@ struct Job {
   std::vector<std::string> symbols;
   std::string arity;
   std::function<void(std::optional<std::vector<void*>>)> done;
+  std::vector<UnitRequest> on_failure;  // queued, with this job's settings, if it does not build
 };
 
 void stop_worker_at_exit();
@@ -300,7 +301,11 @@ class Worker {
         std::string error;
         auto syms = build(j.config, j.source, j.symbols, j.arity, &error);
         if (!syms) report_failure(error);
+        const bool failed = !syms;
         j.done(std::move(syms));
+        if (failed)
+          for (UnitRequest& r : j.on_failure)
+            push({j.config, std::move(r.source), std::move(r.symbols), std::move(r.arity), std::move(r.done), {}});
       } catch (const std::exception& e) {
         report_failure(std::string("internal error: ") + e.what());
       } catch (...) {
@@ -374,8 +379,9 @@ std::optional<std::vector<void*>> compile_and_load(const std::string& source, co
 }
 
 void compile_async(std::string source, std::vector<std::string> symbols, std::string arity,
-                   std::function<void(std::optional<std::vector<void*>>)> done) {
-  worker().push({snapshot_config(), std::move(source), std::move(symbols), std::move(arity), std::move(done)});
+                   std::function<void(std::optional<std::vector<void*>>)> done, std::vector<UnitRequest> on_failure) {
+  worker().push({snapshot_config(), std::move(source), std::move(symbols), std::move(arity), std::move(done),
+                 std::move(on_failure)});
 }
 
 void wait_for_compiles() { worker().wait(); }

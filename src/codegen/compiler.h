@@ -54,11 +54,21 @@ uint64_t unit_key(const std::string& source, const std::string& arity, const Hos
 std::optional<std::vector<void*>> compile_and_load(const std::string& source, const std::vector<std::string>& symbols,
                                                    const std::string& arity, std::string* error);
 
+/// A unit to build later: its source, symbols, arity and what to do with the result.
+struct UnitRequest {
+  std::string source;
+  std::vector<std::string> symbols;
+  std::string arity;
+  std::function<void(std::optional<std::vector<void*>>)> done;
+};
+
 /// Queues compile_and_load on the background thread (settings read now); `done` runs there
 /// with the symbols, or with nothing when the unit could not be built (the error is reported
-/// once on stderr). Dropped when the process is exiting.
+/// once on stderr), and then the `on_failure` units are queued with the same settings (a
+/// graph's unit falls back to its kernels one by one). Dropped when the process is exiting.
 void compile_async(std::string source, std::vector<std::string> symbols, std::string arity,
-                   std::function<void(std::optional<std::vector<void*>>)> done);
+                   std::function<void(std::optional<std::vector<void*>>)> done,
+                   std::vector<UnitRequest> on_failure = {});
 
 /// Blocks until every queued compile has finished (tests, benchmarks).
 void wait_for_compiles();

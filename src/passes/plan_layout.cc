@@ -42,33 +42,44 @@ void assign_layouts(Plan& plan, const std::vector<int64_t>& producer) {
   // Per producing step: its results of rank 3 or more (a fused group's several results share
   // one layout, so they turn channels-last together or not at all; batch_norm's statistics are
   // 1-D and stay as they are). `takes(step, -1)` asks the producer about those results.
-  // Elementwise kernels (fused or not) compute in any layout, so they only pass channels-last
-  // on: one turns its results channels-last only when a full-size operand already is (a chain
-  // that starts at a conv or a pool), and reads a channels-last operand only when its results can
-  // follow (they are arena values no view reads); else the conv writes row-major itself, with
-  // oneDNN's reorder, rather than the elementwise kernel reading across the channels.
+  // Elementwise kernels (fused or not) and inference batch_norm compute in any layout, so they
+  // only pass channels-last on: one turns its results channels-last only when a full-size
+  // operand already is (a chain that starts at a conv or a pool), and reads a channels-last
+  // operand only when its results will follow, i.e. they qualify themselves (decided from the
+  // last step back, so a follower's readers are settled first); else the conv writes row-major
+  // itself, with oneDNN's reorder, rather than the elementwise kernel reading across the
+  // channels, and no kernel copies between layouts.
   auto agnostic = [](const Step& st) {
+    if (st.prim->name == "batch_norm") return true;  // inference only: training does not take it
     return st.prim->name == codegen::kFusedOp || st.prim->fusion == FusionClass::Elementwise;
   };
-  auto follows = [&](const Step& st) {
-    for (int32_t s : st.out)
-      if (plan.slots[static_cast<size_t>(s)].kind != SlotKind::Arena || viewed[static_cast<size_t>(s)]) return false;
-    return true;
-  };
+  std::vector<char> can_follow(plan.steps.size(), 0);
   auto qualifies = [&](size_t v) {
     const Slot& sl = plan.slots[v];
     if (sl.kind != SlotKind::Arena || viewed[v] || readers[v].empty()) return false;
     for (const auto& [k, i] : readers[v]) {
       const Step& r = plan.steps[k];
-      if (!takes(plan, r, i) || (agnostic(r) && !follows(r))) return false;
+      if (!takes(plan, r, i) || (agnostic(r) && !can_follow[k])) return false;
     }
     return true;
   };
+  auto results = [&](const Step& st) {
+    std::vector<size_t> outs;
+    for (int32_t s : st.out)
+      if (plan.slots[static_cast<size_t>(s)].shape.size() >= 3) outs.push_back(static_cast<size_t>(s));
+    return outs;
+  };
+  for (size_t k = plan.steps.size(); k-- > 0;) {
+    const Step& st = plan.steps[k];
+    if (!agnostic(st) || !takes(plan, st, -1)) continue;
+    const std::vector<size_t> outs = results(st);
+    bool ok = !outs.empty();
+    for (size_t v : outs) ok = ok && producer[v] == static_cast<int64_t>(k) && qualifies(v);
+    can_follow[k] = ok;
+  }
   for (size_t k = 0; k < plan.steps.size(); ++k) {
     const Step& made = plan.steps[k];
-    std::vector<size_t> outs;
-    for (int32_t s : made.out)
-      if (plan.slots[static_cast<size_t>(s)].shape.size() >= 3) outs.push_back(static_cast<size_t>(s));
+    const std::vector<size_t> outs = results(made);
     if (outs.empty() || !takes(plan, made, -1)) continue;
     if (agnostic(made)) {
       bool fed = false;

@@ -96,6 +96,15 @@ class CachingAllocator final : public Allocator {
     size_t cls = size_class(nbytes);
     AllocationBudget::charge(cls);
     std::lock_guard<std::mutex> lock(mu_);
+    const bool large = cls >= kPageClassThreshold;
+    // A large request may take a cached block up to 1/8 larger: page-sized classes are fine
+    // grained, and shapes that vary a little between calls should still reuse their blocks.
+    if (large && free_[cls].empty())
+      for (size_t c = cls + kHugePage; c <= cls + cls / 8; c += kHugePage)
+        if (auto it = free_.find(c); it != free_.end() && !it->second.empty()) {
+          cls = c;
+          break;
+        }
     auto& list = free_[cls];
     void* p;
     if (!list.empty()) {
@@ -117,6 +126,7 @@ class CachingAllocator final : public Allocator {
     }
     stats_.bytes_in_use += cls;
     stats_.peak_bytes_in_use = std::max(stats_.peak_bytes_in_use, stats_.bytes_in_use);
+    if (large) large_block_[p] = cls;
     return p;
   }
 
@@ -124,6 +134,12 @@ class CachingAllocator final : public Allocator {
     if (!p) return;
     size_t cls = size_class(nbytes);
     std::lock_guard<std::mutex> lock(mu_);
+    if (cls >= kPageClassThreshold) {  // the block may be larger than the request's class
+      auto it = large_block_.find(p);
+      SPORE_ASSERT(it != large_block_.end(), "caching allocator: freeing an unknown large block");
+      cls = it->second;
+      large_block_.erase(it);
+    }
     stats_.bytes_in_use -= cls;
     free_[cls].push_back(p);
     stats_.bytes_cached += cls;
@@ -177,6 +193,7 @@ class CachingAllocator final : public Allocator {
 
   mutable std::mutex mu_;
   std::unordered_map<size_t, std::vector<void*>> free_;
+  std::unordered_map<void*, size_t> large_block_;  // block size of each large block in use
   MemoryStats stats_;
   size_t limit_ = 0;
 };

@@ -154,14 +154,16 @@ TEST(KernelCacheChild, DISABLED_JitFusedNode) {
   std::cout << "invocations=" << compiler_invocations() << " hits=" << kernel_cache_stats().hits << "\n";
 }
 
-// Child: a graph with three fused groups at O2 (two of them the same program), separated by
-// matmuls (no group spans them): one compiler run builds them all, one translation unit.
+// Child: a graph with four fused groups at O2, separated by matmuls (no group spans them), the
+// first and third the same program: one compiler run builds the three distinct kernels, one
+// translation unit.
 TEST(KernelCacheChild, DISABLED_JitThreeFusedGroups) {
   std::mt19937 rng(10);
   auto f = [](const Tensor& x, const Tensor& w) {
     const Tensor a = ops::matmul(ops::sigmoid(x * 2.0 + 1.0), w);
-    const Tensor b = ops::matmul(ops::sigmoid(a * 2.0 + 1.0), w);
-    return ops::tanh(b) * b - 0.5;
+    const Tensor b = ops::matmul(ops::sigmoid(a * 3.0 - 1.0), w);
+    const Tensor c = ops::matmul(ops::sigmoid(b * 2.0 + 1.0), w);
+    return c * c - 0.5;
   };
   const Tensor x = testing::random_tensor({64, 64}, DType::Float32, rng), w = testing::random_tensor({64, 64}, DType::Float32, rng);
   ::setenv("SPORE_OPT_LEVEL", "1", 1);
@@ -346,6 +348,21 @@ TEST_F(KernelCache, APlanCompilesAllItsFusedGroupsAsOneUnit) {
   ASSERT_EQ(a.status, 0) << a.output;
   EXPECT_EQ(counter(a.output, "invocations"), 1) << a.output;
   EXPECT_EQ(counter(a.output, "stores"), 1) << a.output;
+}
+
+// A graph's unit that does not build falls back to its kernels one by one: with a compiler that
+// refuses units of several kernels, the plan still ends up compiled (four compiler runs: the
+// refused unit, then the three distinct kernels).
+TEST_F(KernelCache, AUnitThatFailsFallsBackToOneKernelAtATime) {
+  const std::string cxx = std::string(SPORE_TESTS_DIR) + "/codegen/cxx_refusing_units.sh";
+  const std::string real = testing::startup_spore_cxx();
+  const std::string env = (real.empty() || real == "none" ? std::string() : "SPORE_TEST_REAL_CXX='" + real + "' ") +
+                          "SPORE_CXX='" + cxx + "' SPORE_KERNEL_CACHE='" + dir_ + "'";
+  ChildResult a = run_child("DISABLED_JitThreeFusedGroups", env);
+  ASSERT_EQ(a.status, 0) << a.output;
+  EXPECT_EQ(counter(a.output, "invocations"), 4) << a.output;
+  EXPECT_EQ(counter(a.output, "stores"), 3) << a.output;
+  EXPECT_NE(a.output.find("refusing a multi-kernel unit"), std::string::npos) << a.output;
 }
 
 TEST_F(KernelCache, AnEntryHoldingAnotherUnitIsAMissAndIsReplaced) {

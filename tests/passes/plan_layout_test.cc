@@ -93,12 +93,41 @@ TEST(PlanLayout, MixedLayoutPoolAndElementwiseChainsWithoutAConv) {
   const ir::GraphPtr g = optimize(traced.graph, 1);
   const auto plan = lower_plan(*g, traced.inputs);
   EXPECT_EQ(channels_last_makers(*plan), (std::multiset<std::string>{"conv"})) << runtime::plan_str(*plan);
+  // The pool makes its result in the conv's layout in scratch, then reorders it (oneDNN has only
+  // its reference kernel for a mix).
+  for (const auto& st : plan->steps) {
+    if (st.prim->name == "pool2d") {
+      EXPECT_GT(st.scratch_bytes, 0u) << "no scratch: the mixed-layout pool fell back";
+    }
+  }
   const auto want = transforms::interpret(*traced.graph, traced.inputs);
   for (int call = 0; call < 2; ++call) {
     const auto got = runtime::run(*plan, traced.inputs);
     EXPECT_EQ(worst_rel(got[0], want[0]), 0) << "max pool of the channels-last conv, call " << call;
     EXPECT_LE(worst_rel(got[1], want[1]), 1e-6);
   }
+}
+
+// An elementwise op after a conv whose result cannot follow (its reader, adaptive average
+// pooling, computes row-major): the conv writes row-major itself, and no kernel reads across the
+// channels or copies between layouts.
+TEST(PlanLayout, AFollowerWhoseResultCannotFollowKeepsItsConvRowMajor) {
+  const Tensor w = r({32, 16, 3, 3}, 31, 0.2), w2 = r({32, 32, 3, 3}, 32, 0.1);
+  auto net = [&](const std::vector<Tensor>& in) {
+    const Tensor c = conv2d(in[0], w);
+    const Tensor y = relu(c);
+    return std::vector<Tensor>{adaptive_avg_pool2d(y * 2.0, {1, 1}), conv2d(relu(conv2d(in[0], w * 0.5)), w2)};
+  };
+  const Tensor x = r({2, 16, 9, 8}, 33);
+  const auto traced = spore::testing::trace_program(net, {x});
+  const ir::GraphPtr g = optimize(traced.graph, 1);
+  const auto plan = lower_plan(*g, traced.inputs);
+  // Only the second chain (conv -> relu -> conv) is channels-last.
+  EXPECT_EQ(channels_last_makers(*plan), (std::multiset<std::string>{"conv", "relu"})) << runtime::plan_str(*plan);
+  const auto want = transforms::interpret(*traced.graph, traced.inputs);
+  const auto got = runtime::run(*plan, traced.inputs);
+  EXPECT_LE(worst_rel(got[0], want[0]), 1e-5);
+  EXPECT_LE(worst_rel(got[1], want[1]), 1e-5);
 }
 
 // At O2 a fused group between two convs (here a sigmoid gate, which no conv epilogue takes) reads

@@ -21,6 +21,30 @@ TEST(Allocator, ReusesFreedBlocksAndCountsBytes) {
   EXPECT_EQ(memory_stats().bytes_cached, 0u);
 }
 
+// From 64 MiB up blocks are whole 2 MiB pages (a plan's arena wastes under 2 MiB, not up to a
+// quarter), and a request may take a cached block up to 1/8 larger; freeing such a block
+// returns its own size to the cache.
+TEST(Allocator, LargeBlocksArePagesAndReuseSlightlyLargerCachedOnes) {
+  empty_cache();
+  const MemoryStats s0 = memory_stats();
+  constexpr int64_t kMiB = int64_t{1} << 20;
+  { Tensor a = empty({100 * kMiB + 1}, {DType::Int8}); }  // 100 MiB + 1 byte -> a 102 MiB block
+  const MemoryStats s1 = memory_stats();
+  EXPECT_EQ(s1.bytes_cached, s0.bytes_cached + static_cast<size_t>(102 * kMiB));
+  EXPECT_EQ(s1.system_allocations, s0.system_allocations + 1);
+  {
+    Tensor b = empty({95 * kMiB}, {DType::Int8});  // a 96 MiB class; the cached 102 MiB block serves it
+    EXPECT_EQ(memory_stats().system_allocations, s1.system_allocations);
+    EXPECT_EQ(memory_stats().bytes_in_use, s0.bytes_in_use + static_cast<size_t>(102 * kMiB));
+  }
+  EXPECT_EQ(memory_stats().bytes_in_use, s0.bytes_in_use);
+  EXPECT_EQ(memory_stats().bytes_cached, s1.bytes_cached);
+  { Tensor c = empty({80 * kMiB}, {DType::Int8}); }  // more than 1/8 smaller: a block of its own
+  EXPECT_EQ(memory_stats().system_allocations, s1.system_allocations + 1);
+  empty_cache();
+  EXPECT_EQ(memory_stats().bytes_cached, 0u);
+}
+
 TEST(Allocator, SixtyFourByteAlignment) {
   for (int n : {1, 3, 17, 1000, 300000}) {
     Tensor t = empty({n}, {DType::Int8});
