@@ -9,9 +9,9 @@
 // only arena values (not plan inputs or outputs, not donated, not viewed) change. Set
 // SPORE_PLAN_LAYOUT=plain to keep every value row-major.
 //
-// Kernels that compute channels-last: oneDNN's conv, conv_fused, conv_transpose,
-// conv_weight_grad and pooling, inference batch_norm, and every elementwise kernel (unfused or
-// fused: they iterate in their output's memory order). A step with several results of rank 3
+// Kernels that compute channels-last: oneDNN's conv, conv_fused and pooling, inference
+// batch_norm, and every elementwise kernel (unfused or fused: they iterate in their output's
+// memory order; they and batch_norm only pass the layout on, see plan_layout.cc). A step with several results of rank 3
 // or more (a fused group) turns them channels-last together, as its kernel writes all of them in
 // one layout; KernelDef::takes_channels_last's -1 then stands for all of them. A training step
 // stays NCHW: training batch_norm and batch_norm_grad do not take channels-last (see

@@ -9,8 +9,8 @@ namespace spore::prims {
 /// q * stride + k * dilation - pad_l]. Inputs: x (N, C, *S) and dy (N, O, *Q), the conv's input
 /// and its output's cotangent; output (O, C / groups, *K) in x's dtype, K = `kernel`. The conv
 /// attributes are those of the conv it differentiates. One node, so the oneDNN kernel runs
-/// backward-weights on x and dy as they are stored (channels-last in plans too), padding
-/// included, where the rewrite as a conv over swapped dims needed a padded copy and views.
+/// backward-weights on x and dy directly (reordered to its blocked layout), padding included,
+/// where the rewrite as a conv over swapped dims needed a padded copy of x and views.
 struct ConvWeightGradAttrs {
   IntList stride, pad_l, pad_r, dilation, kernel;
   int64_t groups = 1;

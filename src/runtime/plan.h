@@ -68,7 +68,7 @@ struct PlanOutput {
 /// What memory planning reported when the plan was lowered.
 struct PlanMemory {
   size_t arena_bytes = 0;          // planned peak of the intermediates
-  size_t intermediate_bytes = 0;   // their sum, without reuse
+  size_t intermediate_bytes = 0;   // their sum (kernel scratch included), without reuse
   size_t scratch_bytes = 0;        // the largest kernel scratch (each step's is planned in the arena)
 };
 

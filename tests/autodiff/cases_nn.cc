@@ -113,6 +113,9 @@ void conv_cases(Adder& add) {
   const std::vector<C> cs = {
       {"conv/2d_stride2_pad", {2, 3, 7, 7}, {4, 3, 3, 3}, {{2}, {1}, {1}, 1, false}, true},
       {"conv/2d_stride2_tail", {1, 2, 8, 7}, {3, 2, 3, 2}, {{2, 3}, {0}, {1}, 1, false}, false},
+      // Padded and strided over an even input (ResNet's 3x3/2, pad 1): the data gradient is a
+      // conv_transpose2d with output_padding 1 beside the padding.
+      {"conv/2d_stride2_pad_even", {2, 3, 8, 8}, {4, 3, 3, 3}, {{2}, {1}, {1}, 1, false}, true},
       {"conv/2d_dilation", {1, 2, 8, 8}, {3, 2, 3, 3}, {{1}, {2}, {2}, 1, false}, false},
       {"conv/2d_groups2", {2, 4, 6, 6}, {6, 2, 3, 3}, {{1}, {1}, {1}, 2, false}, true},
       {"conv/2d_groups2_stride2_dilation", {1, 4, 9, 9}, {4, 2, 3, 3}, {{2}, {1}, {2}, 2, false}, true},

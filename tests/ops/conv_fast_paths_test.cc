@@ -118,6 +118,7 @@ TEST(ConvFastPaths, MaxPoolIndicesMatchReferenceExactly) {
     expect_pool_identical({prims::PoolKind::Max, {3, 3}, {1, 1}, {1, 1}, ceil, true, true}, wide);
     expect_pool_identical({prims::PoolKind::Max, {5, 4}, {2, 1}, {2, 2}, ceil, true, true}, wide);
     expect_pool_identical({prims::PoolKind::Max, {2, 17}, {1, 2}, {0, 8}, ceil, true, true}, wide);
+    expect_pool_identical({prims::PoolKind::Max, {2, 16}, {1, 2}, {0, 7}, ceil, true, true}, wide);  // widest coded
     expect_pool_identical({prims::PoolKind::Max, {3, 3}, {2, 3}, {1, 1}, ceil, true, true}, wide);
     expect_pool_identical({prims::PoolKind::Max, {3, 3}, {2, 2}, {1, 1}, ceil, true, true}, xs);
   }

@@ -17,6 +17,7 @@
 #include "prims/rms_norm.h"
 #include "prims/softmax.h"
 #include "runtime/dispatch.h"
+#include "trace_program.h"
 
 namespace spore {
 namespace {
@@ -218,6 +219,65 @@ TEST(NnDecomposition, MatchesKernels) {
                       {x, ramp({4}, 0.02), ones({4}) * 1.5});
   check_decomposition(prims::layer_norm_primitive(), prims::LayerNormAttrs{2, 1e-5, false, false},
                       {x.to(DType::BFloat16)});
+}
+
+// batch_norm's kernel beside the usual case. An empty batch in inference still returns the
+// running statistics; a channels-last result of a row-major x (what a plan could hand it) is
+// computed in a block and copied into its strides.
+TEST(NnKernels, BatchNormEmptyBatchAndAStridedResult) {
+  const Primitive& p = prims::batch_norm_primitive();
+  const Tensor rm = ramp({3}, 0.01), rv = abs(ramp({3}, 0.02)) + 0.5;
+  prims::BatchNormAttrs eval{false, 1e-5, false, false, true};
+  auto o = runtime::call_multi(p, eval, {zeros({0, 3, 2, 2}), rm, rv});
+  EXPECT_EQ(o.t[0].numel(), 0);
+  EXPECT_EQ(o.t[1].to_vector<float>(), rm.to_vector<float>());
+  EXPECT_EQ(o.t[2].to_vector<float>(), rv.to_vector<float>());
+
+  const Tensor x = ramp({2, 3, 4, 5});
+  const Tensor want = runtime::call(p, eval, {x, rm, rv});
+  const Tensor y = empty({2, 4, 5, 3}).permute({0, 3, 1, 2});  // channels-last memory, (N, C, H, W) view
+  const Tensor m = empty({3}), v = empty({3});
+  auto buf = [](const Tensor& t) {
+    return Buffer{const_cast<void*>(t.data_ptr()), t.dtype(), static_cast<int>(t.dim()), t.shape().data(), t.strides().data()};
+  };
+  const Buffer in[] = {buf(x), buf(rm), buf(rv)};
+  const Buffer out[] = {buf(y), buf(m), buf(v)};
+  p.kernels[static_cast<int>(DeviceType::CPU)][0].run(&eval, std::span<const Buffer>(in), std::span<const Buffer>(out), KernelContext{});
+  EXPECT_EQ(y.contiguous().to_vector<float>(), want.to_vector<float>());
+}
+
+// Only the statistics outputs get a cotangent (ct of y undefined, batch_norm takes sparse
+// cotangents): d sum(mean)/dx = 1/n and d sum(var)/dx = 2 (x - mean) / n per channel.
+TEST(NnGrad, BatchNormStatisticsAloneDifferentiate) {
+  const Tensor x = ramp({2, 3, 2, 2}, 0.03) + 0.1;
+  prims::BatchNormAttrs train{true, 1e-5, false, false, false};
+  auto f = [&](const Tensor& t) {
+    auto o = runtime::call_multi(prims::batch_norm_primitive(), train, {t});
+    return sum(o.t[1]) + sum(o.t[2]);
+  };
+  const Tensor g = grad(f)(x);
+  const Tensor mu = mean(x, {0, 2, 3}, true);
+  const Tensor want = (x - mu) * (2.0 / 8.0) + 1.0 / 8.0;
+  const auto a = g.to_vector<float>(), b = want.to_vector<float>();
+  for (size_t i = 0; i < a.size(); ++i) EXPECT_NEAR(a[i], b[i], 1e-6) << i;
+}
+
+// batch_norm's vjp in training is one batch_norm_grad node in the traced gradient graph.
+TEST(NnGrad, TrainingBatchNormBackwardIsOneBatchNormGradNode) {
+  const Tensor x = ramp({4, 3, 5, 5}), w = ramp({3}, 0.02) + 1.0, b = ramp({3}, 0.03);
+  const auto traced = spore::testing::trace_program(
+      [&](const std::vector<Tensor>& in) {
+        auto [v, g] = value_and_grad([&](const Tensor& t) { return sum(batch_norm(t, w, b, {}, {}, true) * in[0]); })(in[0]);
+        return std::vector<Tensor>{v, g};
+      },
+      {x});
+  int grads = 0, others = 0;
+  for (const auto& n : traced.graph->nodes()) {
+    grads += n->op() == "batch_norm_grad";
+    others += n->op() == "rsqrt";  // the unfused formula's first step
+  }
+  EXPECT_EQ(grads, 1);
+  EXPECT_EQ(others, 0);
 }
 
 // batch_norm_grad's kernel (vector loops with four accumulators over rows of 323, and their

@@ -11,6 +11,11 @@
 #include "passes/pipeline.h"
 #include "spore/spore.h"
 #include "trace_program.h"
+#include "runtime/plan.h"
+#include "transforms/interpreter.h"
+
+#include <cmath>
+#include <set>
 
 namespace spore::passes {
 namespace {
@@ -96,6 +101,72 @@ TEST(PlanMemory, MlpGradientArenaIsFarBelowTheSumOfIntermediates) {
   ASSERT_GT(lives.size(), 10u);
   MemoryLayout l{offsets, m.arena_bytes, m.intermediate_bytes};
   expect_disjoint_when_live(lives, l);
+}
+
+}  // namespace
+}  // namespace spore::passes
+
+namespace spore::passes {
+namespace {
+
+// A conv + batch norm training step's gradient plan: every step's kernel scratch (oneDNN's
+// reorders) lies inside the arena and overlaps no value live at that step, and batch_norm's
+// backward is one batch_norm_grad step, conv's weight gradient one conv_weight_grad step.
+TEST(PlanMemory, KernelScratchSharesTheArenaWithoutOverlappingLiveValues) {
+  const auto traced = spore::testing::trace_program(
+      [](const std::vector<Tensor>& x) {
+        auto loss = [&](const Tensor& w, const Tensor& g, const Tensor& b) {
+          ConvOptions o;
+          o.padding = {1};
+          o.stride = {2};
+          const Tensor y = relu(batch_norm(conv2d(x[0], w, {}, o), g, b, {}, {}, true));
+          return sum(y * y);
+        };
+        auto [v, gr] = value_and_grad(loss, {0, 1, 2})(x[1], x[2], x[3]);
+        return std::vector<Tensor>{v, gr[0], gr[1], gr[2]};
+      },
+      {normal({4, 16, 12, 12}), normal({32, 16, 3, 3}) * 0.1, normal({32}) + 1.0, normal({32})});
+  const auto plan = lower_plan(*optimize(traced.graph, 1), traced.inputs);
+  std::set<std::string> prims;
+  for (const auto& st : plan->steps) prims.insert(st.prim->name);
+  EXPECT_TRUE(prims.count("batch_norm_grad")) << runtime::plan_str(*plan);
+  EXPECT_TRUE(prims.count("conv_weight_grad")) << runtime::plan_str(*plan);
+  // Live range of each arena slot: its producing step to its last reader (through views).
+  const size_t n = plan->slots.size();
+  std::vector<int64_t> first(n, -1), last(n, -1);
+  auto root = [&](int32_t s) {
+    const auto& sl = plan->slots[static_cast<size_t>(s)];
+    return sl.kind == runtime::SlotKind::View ? static_cast<size_t>(sl.base) : static_cast<size_t>(s);
+  };
+  for (size_t k = 0; k < plan->steps.size(); ++k) {
+    for (int32_t s : plan->steps[k].out) first[root(s)] = first[root(s)] < 0 ? static_cast<int64_t>(k) : first[root(s)];
+    for (int32_t s : plan->steps[k].in) last[root(s)] = static_cast<int64_t>(k);
+  }
+  int scratch_steps = 0;
+  for (size_t k = 0; k < plan->steps.size(); ++k) {
+    const auto& st = plan->steps[k];
+    if (st.scratch_bytes == 0) continue;
+    ++scratch_steps;
+    const size_t b = st.scratch_offset, e = b + st.scratch_bytes;
+    EXPECT_LE(e, plan->memory.arena_bytes) << st.prim->name;
+    for (size_t s = 0; s < n; ++s) {
+      const auto& sl = plan->slots[s];
+      if (sl.kind != runtime::SlotKind::Arena || first[s] < 0) continue;
+      const int64_t end = sl.invariant ? static_cast<int64_t>(plan->steps.size()) : std::max(first[s], last[s]);
+      if (first[s] > static_cast<int64_t>(k) || end < static_cast<int64_t>(k)) continue;
+      const size_t vb = sl.offset, ve = vb + static_cast<size_t>(numel_of(sl.shape)) * dtype_size(sl.dtype);
+      EXPECT_TRUE(e <= vb || ve <= b) << "step " << k << " (" << st.prim->name << ") scratch [" << b << ", " << e
+                                      << ") overlaps live slot $" << s << " [" << vb << ", " << ve << ")";
+    }
+  }
+  EXPECT_GT(scratch_steps, 0) << runtime::plan_str(*plan);
+  // And the plan computes what the interpreter does.
+  const auto want = transforms::interpret(*traced.graph, traced.inputs);
+  const auto got = runtime::run(*plan, traced.inputs);
+  for (size_t i = 0; i < want.size(); ++i) {
+    const auto a = got[i].to(DType::Float64).to_vector<double>(), w = want[i].to(DType::Float64).to_vector<double>();
+    for (size_t j = 0; j < a.size(); ++j) EXPECT_NEAR(a[j], w[j], 1e-4 * (1 + std::abs(w[j]))) << "output " << i;
+  }
 }
 
 }  // namespace

@@ -2,7 +2,7 @@
 // Rules of conv, conv_transpose and conv_weight_grad (1-3 spatial dims, NC(D)HW). conv and
 // conv_transpose are each other's adjoint in x. conv's weight gradient is one
 // conv_weight_grad node (oneDNN's backward-weights on x and dy as stored); conv_transpose's is
-// a convolution with the batch and channel roles swapped (conv_weight_grad() below). Everything
+// a convolution with the batch and channel roles swapped (swapped_weight_grad). Everything
 // is built from the public conv1d/2d/3d, conv_transpose2d, pad, flip, reshapes and those
 // primitives, whose rules are here, so the rules differentiate again.
 #include "autodiff/rules/nn_parts.h"
@@ -114,7 +114,7 @@ Tensor window(const Tensor& t, const std::vector<int64_t>& start, const Shape& l
 /// dW[o, c, k] = sum_n,j gout[n, o, j] * xin[n, group(o) * Cg + c, j*s + k*d] for a weight of
 /// `wshape` (O, Cg, k...): a conv of xin (channels as batch) with gout (batch as channels),
 /// where the stride and dilation trade places.
-Tensor conv_weight_grad(const Tensor& xin, const Tensor& gout, const Shape& wshape, const std::vector<int64_t>& stride,
+Tensor swapped_weight_grad(const Tensor& xin, const Tensor& gout, const Shape& wshape, const std::vector<int64_t>& stride,
                         const std::vector<int64_t>& dilation, int64_t groups) {
   const int64_t nsp = nsp_of(xin);
   const Dim N = xin.shape()[0], C = xin.shape()[1], O = gout.shape()[1], Cg = C / groups, Og = O / groups;
@@ -167,7 +167,7 @@ Tensor conv_apply(const ConvAttrs& at, const Tensor& x, const Tensor& w) {
 
 /// The cotangent of conv's x (shape xs) for the output cotangent ct. A 2-D conv with symmetric
 /// padding is one conv_transpose2d of x's size (its output_padding recovers a tail no window
-/// read): a single node whose result no view crops, so a plan can keep it channels-last.
+/// read): a single node, with no full-size result for a view to crop or a pad to copy.
 /// Otherwise the full transposed conv covers the padded input from its start; the padding is
 /// cut off (and zeros added for a tail that no window reached).
 Tensor conv_data_grad(const ConvAttrs& at, const Tensor& ct, const Tensor& w, const Shape& xs) {
@@ -277,7 +277,7 @@ void conv_transpose_vjp(const VjpArgs& a, std::span<Tensor> in) {
   for (int64_t i = 0; i < nsp; ++i) lo.push_back(at.padding[i]), hi.push_back(at.padding[i] - at.output_padding[i]);
   const Tensor ctf = pad_spatial(ct, lo, hi);
   if (a.needs[0]) in[0] = conv_plain(ctf, a.inputs[1], vec(at.stride), vec(at.dilation), at.groups);
-  if (a.needs[1]) in[1] = conv_weight_grad(ctf, a.inputs[0], ws, vec(at.stride), vec(at.dilation), at.groups);
+  if (a.needs[1]) in[1] = swapped_weight_grad(ctf, a.inputs[0], ws, vec(at.stride), vec(at.dilation), at.groups);
   if (a.needs.size() == 3 && a.needs[2]) in[2] = channel_sum(ct);
 }
 
