@@ -17,17 +17,11 @@
 namespace spore::prims {
 namespace {
 
-template <class Cm>
-const cpu::NormRowKernels<Cm>& rows_for() {
-  if constexpr (std::is_same_v<Cm, double>) return cpu::norm_kernels().f64;
-  else return cpu::norm_kernels().f32;
-}
-
 // Per-channel mean and biased variance of the batch (two passes).
 template <class T>
 void batch_stats(const T* x, int64_t N, int64_t C, int64_t HW, compute_t<T>* mean, compute_t<T>* var) {
   using Cm = compute_t<T>;
-  const auto& nk = rows_for<Cm>();
+  const auto& nk = cpu::norm_rows<Cm>();
   const double count = static_cast<double>(N * HW);
   runtime::parallel_for(C, nn::row_grain(N * HW, 4), [&](int64_t cb, int64_t ce) {
     std::vector<Cm> buf(nn::is_16bit<T> ? static_cast<size_t>(HW) : 0);
@@ -73,7 +67,7 @@ void batch_norm_typed(const BatchNormAttrs& a, std::span<const Buffer> in, const
     scale[c] = invstd * (w.empty() ? Cm(1) : w[c]);
     shift[c] = b.empty() ? Cm(0) : b[c];
   }
-  const auto& nk = rows_for<Cm>();
+  const auto& nk = cpu::norm_rows<Cm>();
   runtime::parallel_for(N * C, nn::row_grain(HW, 2), [&](int64_t rb, int64_t re) {
     std::vector<Cm> buf(nn::is_16bit<T> ? static_cast<size_t>(HW) : 0);
     for (int64_t r = rb; r < re; ++r) {

@@ -14,12 +14,6 @@ namespace {
 
 constexpr int64_t kRowBlock = 256;  // rows per parallel work item
 
-template <class T>
-const cpu::NormRowKernels<T>& kernels() {
-  if constexpr (std::is_same_v<T, double>) return cpu::norm_kernels().f64;
-  else return cpu::norm_kernels().f32;
-}
-
 // Rows [r0, r0 + n) of every (rows, C) operand, in parallel over fixed blocks.
 template <class F>
 void for_row_blocks(int64_t rows, int64_t C, F&& f) {
@@ -51,7 +45,7 @@ void bn_typed(const BatchNormAttrs& a, std::span<const Buffer> in, std::span<con
     scale[u] = invstd * (w.empty() ? T(1) : w[u]);
     shift[u] = b.empty() ? T(0) : b[u];
   }
-  const auto& nk = kernels<T>();
+  const auto& nk = cpu::norm_rows<T>();
   for_row_blocks(rows, C, [&](int64_t r0, int64_t n) {
     nk.col_scale_shift(xp + r0 * C, yp + r0 * C, n, C, rm.data(), scale.data(), shift.data());
   });

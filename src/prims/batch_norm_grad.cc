@@ -18,18 +18,12 @@
 namespace spore::prims {
 namespace {
 
-template <class Cm>
-const cpu::NormRowKernels<Cm>& rows_for() {
-  if constexpr (std::is_same_v<Cm, double>) return cpu::norm_kernels().f64;
-  else return cpu::norm_kernels().f32;
-}
-
 template <class T>
 void batch_norm_grad_typed(const BatchNormGradAttrs& a, const T* dy, const T* x, const compute_t<T>* mean,
                            const compute_t<T>* var, const std::vector<compute_t<T>>& w, T* dx, compute_t<T>* dw,
                            compute_t<T>* db, int64_t N, int64_t C, int64_t HW) {
   using Cm = compute_t<T>;
-  const auto& nk = rows_for<Cm>();
+  const auto& nk = cpu::norm_rows<Cm>();
   const double count = static_cast<double>(N * HW);
   runtime::parallel_for(C, nn::row_grain(N * HW, 6), [&](int64_t cb, int64_t ce) {
     std::vector<Cm> gbuf(nn::is_16bit<T> ? static_cast<size_t>(HW) : 0), xbuf(gbuf.size()), ybuf(gbuf.size());

@@ -18,10 +18,7 @@ template <class T>
 void group_norm_typed(const GroupNormAttrs& a, const T* x, T* y, int64_t N, int64_t C, int64_t HW,
                       const Buffer* wb, const Buffer* bb, compute_t<T>* mean, compute_t<T>* rstd) {
   using Cm = compute_t<T>;
-  const auto& nk = [] {
-    if constexpr (std::is_same_v<Cm, double>) return cpu::norm_kernels().f64;
-    else return cpu::norm_kernels().f32;
-  }();
+  const auto& nk = cpu::norm_rows<Cm>();
   const std::vector<Cm> w = nn::load_vector<T>(wb), b = nn::load_vector<T>(bb);
   const int64_t G = a.groups, Cg = C / G, len = Cg * HW;
   runtime::parallel_for(N * G, nn::row_grain(len, 4), [&](int64_t ib, int64_t ie) {

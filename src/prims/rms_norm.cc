@@ -17,10 +17,7 @@ namespace {
 template <class T>
 void rms_rows(const T* x, T* y, int64_t rows, int64_t n, const Buffer* wb, double eps, compute_t<T>* rstd) {
   using Cm = compute_t<T>;
-  const auto& nk = [] {
-    if constexpr (std::is_same_v<Cm, double>) return cpu::norm_kernels().f64;
-    else return cpu::norm_kernels().f32;
-  }();
+  const auto& nk = cpu::norm_rows<Cm>();
   const std::vector<Cm> wv = nn::load_vector<T>(wb);
   const Cm* w = wv.empty() ? nullptr : wv.data();
   runtime::parallel_for(rows, nn::row_grain(n, 3), [&](int64_t rb, int64_t re) {

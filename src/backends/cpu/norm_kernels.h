@@ -5,6 +5,7 @@
 // vec_kernels.h. Every reduction uses a fixed order that depends only on the row length, so
 // results never depend on the thread count.
 #include <cstdint>
+#include <type_traits>
 
 namespace spore::cpu {
 
@@ -44,5 +45,12 @@ struct NormKernels {
 
 /// The kernels for this CPU (AVX-512, AVX2 or baseline), chosen once.
 const NormKernels& norm_kernels();
+
+/// This CPU's row kernels of float or double.
+template <class T>
+const NormRowKernels<T>& norm_rows() {
+  if constexpr (std::is_same_v<T, double>) return norm_kernels().f64;
+  else return norm_kernels().f32;
+}
 
 }  // namespace spore::cpu
