@@ -1,18 +1,16 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "codegen/geometry.h"
 
-#include <algorithm>
-
+#include "backends/cpu/elementwise_loop.h"
 #include "spore/error.h"
 
 namespace spore::codegen {
 
+static_assert(kMaxRank == 16, "cpu::memory_order orders up to 16 dims");
+
 bool dense(const Buffer& b) {
   std::array<int, kMaxRank> order{};
-  int n = 0;
-  for (int d = 0; d < b.ndim && d < kMaxRank; ++d)
-    if (b.shape[d] != 1) order[static_cast<size_t>(n++)] = d;
-  std::stable_sort(order.begin(), order.begin() + n, [&](int a, int c) { return b.strides[a] > b.strides[c]; });
+  const int n = cpu::memory_order(b, order);
   int64_t expect = 1;
   for (int i = n - 1; i >= 0; --i) {
     const int d = order[static_cast<size_t>(i)];
@@ -43,13 +41,9 @@ Geometry geometry(std::span<const Buffer> in, const Buffer& out) {
                    " does not broadcast to the output");
     }
   }
-  // Iterate in the output's memory order (a plan may store it channels-last): its dims by
-  // decreasing stride, so the output is written contiguously whatever its layout.
+  // Iterate in the output's memory order (a plan may store it channels-last).
   std::array<int, kMaxRank> order{};
-  int no = 0;
-  for (int d = 0; d < nd; ++d)
-    if (out.shape[d] != 1) order[static_cast<size_t>(no++)] = d;
-  std::stable_sort(order.begin(), order.begin() + no, [&](int a, int b) { return out.strides[a] > out.strides[b]; });
+  const int no = cpu::memory_order(out, order);
   SPORE_ASSERT(dense(out), "fused output must be dense in some dim order");
   Geometry g;
   g.strides.resize(in.size());

@@ -28,6 +28,7 @@ class Fuser {
 
   ir::GraphPtr run() {
     classify();
+    find_users();
     group();
     split();
     return emit();
@@ -105,20 +106,27 @@ class Fuser {
     for (ir::ValueRef v : nodes_[k]->inputs()) {
       if (v.node == ir::ValueRef::kParam || group_of_[static_cast<size_t>(v.node)] != gi) continue;
       bool kept = false;
-      for (size_t u : readers_[static_cast<size_t>(v.node)]) kept = kept || !cand_[u].ok;
+      for (size_t u : users_[static_cast<size_t>(v.node)]) kept = kept || !cand_[u].ok;
       if (!kept) return false;
     }
     return true;
+  }
+
+  // Who reads each node (users_), and which nodes are graph outputs.
+  void find_users() {
+    users_.assign(n_, {});
+    used_by_output_.assign(n_, false);
+    for (size_t k = 0; k < n_; ++k)
+      for (ir::ValueRef v : nodes_[k]->inputs())
+        if (v.node != ir::ValueRef::kParam) users_[static_cast<size_t>(v.node)].push_back(k);
+    for (const ir::Output& o : g_->outputs())
+      if (o.value.node != ir::ValueRef::kParam) used_by_output_[static_cast<size_t>(o.value.node)] = true;
   }
 
   void group() {
     group_of_.assign(n_, -1);
     mark_.assign(n_, 0);
     seen_.assign(n_, 0);
-    readers_.assign(n_, {});
-    for (size_t k = 0; k < n_; ++k)
-      for (ir::ValueRef v : nodes_[k]->inputs())
-        if (v.node != ir::ValueRef::kParam) readers_[static_cast<size_t>(v.node)].push_back(k);
     for (size_t k = 0; k < n_; ++k) {
       if (!cand_[k].ok) continue;
       std::vector<int> chosen;
@@ -190,13 +198,6 @@ class Fuser {
   // outputs (dispatch returns that many); a larger group is cut in topological order, which
   // cannot create a cycle since no outside node sits between its members.
   void split() {
-    users_.assign(n_, {});
-    used_by_output_.assign(n_, false);
-    for (size_t k = 0; k < n_; ++k)
-      for (ir::ValueRef v : nodes_[k]->inputs())
-        if (v.node != ir::ValueRef::kParam) users_[static_cast<size_t>(v.node)].push_back(k);
-    for (const ir::Output& o : g_->outputs())
-      if (o.value.node != ir::ValueRef::kParam) used_by_output_[static_cast<size_t>(o.value.node)] = true;
     chunk_of_.assign(n_, -1);
     for (size_t gi = 0; gi < members_.size(); ++gi) {
       if (members_[gi].size() < 2 || dtype_[gi] == DType::Bool) continue;
@@ -332,7 +333,6 @@ class Fuser {
   std::vector<DType> dtype_;
   std::vector<char> mark_, seen_;
   std::vector<std::vector<size_t>> users_;
-  std::vector<std::vector<size_t>> readers_;  // every node reading node k (group())
   std::vector<bool> used_by_output_;
   std::vector<int> chunk_of_;
   std::vector<std::vector<size_t>> chunks_;

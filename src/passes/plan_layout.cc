@@ -69,28 +69,30 @@ void assign_layouts(Plan& plan, const std::vector<int64_t>& producer) {
       if (plan.slots[static_cast<size_t>(s)].shape.size() >= 3) outs.push_back(static_cast<size_t>(s));
     return outs;
   };
-  for (size_t k = plan.steps.size(); k-- > 0;) {
-    const Step& st = plan.steps[k];
-    if (!agnostic(st) || !takes(plan, st, -1)) continue;
-    const std::vector<size_t> outs = results(st);
-    bool ok = !outs.empty();
-    for (size_t v : outs) ok = ok && producer[v] == static_cast<int64_t>(k) && qualifies(v);
-    can_follow[k] = ok;
-  }
+  // Whether step k's results of rank 3 or more can all turn channels-last.
+  auto all_qualify = [&](size_t k, const std::vector<size_t>& outs) {
+    if (outs.empty() || !takes(plan, plan.steps[k], -1)) return false;
+    for (size_t v : outs)
+      if (producer[v] != static_cast<int64_t>(k) || !qualifies(v)) return false;
+    return true;
+  };
+  for (size_t k = plan.steps.size(); k-- > 0;)
+    if (agnostic(plan.steps[k])) can_follow[k] = all_qualify(k, results(plan.steps[k]));
   for (size_t k = 0; k < plan.steps.size(); ++k) {
     const Step& made = plan.steps[k];
     const std::vector<size_t> outs = results(made);
-    if (outs.empty() || !takes(plan, made, -1)) continue;
+    if (outs.empty()) continue;
+    bool ok;
     if (agnostic(made)) {
-      bool fed = false;
+      ok = false;  // fed: a full-size operand is channels-last already
       for (int32_t s : made.in) {
         const Slot& in = plan.slots[static_cast<size_t>(s)];
-        fed = fed || (in.channels_last && in.shape == plan.slots[outs[0]].shape);
+        ok = ok || (in.channels_last && in.shape == plan.slots[outs[0]].shape);
       }
-      if (!fed) continue;
+      ok = ok && can_follow[k];
+    } else {
+      ok = all_qualify(k, outs);
     }
-    bool ok = true;
-    for (size_t v : outs) ok = ok && producer[v] == static_cast<int64_t>(k) && qualifies(v);
     if (!ok) continue;
     for (size_t v : outs) {
       Slot& s = plan.slots[v];

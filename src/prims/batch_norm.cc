@@ -25,15 +25,7 @@ void batch_stats(const T* x, int64_t N, int64_t C, int64_t HW, compute_t<T>* mea
   const double count = static_cast<double>(N * HW);
   runtime::parallel_for(C, nn::row_grain(N * HW, 4), [&](int64_t cb, int64_t ce) {
     std::vector<Cm> buf(nn::is_16bit<T> ? static_cast<size_t>(HW) : 0);
-    auto row = [&](int64_t n, int64_t c) -> const Cm* {
-      const T* r = x + (n * C + c) * HW;
-      if constexpr (nn::is_16bit<T>) {
-        cpu::convert_n(r, buf.data(), HW);
-        return buf.data();
-      } else {
-        return r;
-      }
-    };
+    auto row = [&](int64_t n, int64_t c) { return nn::compute_row(x + (n * C + c) * HW, HW, buf); };
     for (int64_t c = cb; c < ce; ++c) {
       double s = 0;
       for (int64_t n = 0; n < N; ++n) s += nk.sum(row(n, c), HW);
@@ -99,7 +91,7 @@ void run_batch_norm(const void* attrs, std::span<const Buffer> in, std::span<con
     using Cm = compute_t<T>;
     batch_norm_typed<T>(a, in, cx.get<T>(), static_cast<T*>(y), N, C, HW, out[1].ptr<Cm>(), out[2].ptr<Cm>());
   });
-  if (!tmp.empty()) copy_to_strided(tmp.data(), out[0]);
+  if (!tmp.empty()) nn::copy_into(tmp.data(), out[0]);
 }
 
 // Inference (the running statistics: one pass, y = (x - mean) * a + b per channel) with x and y

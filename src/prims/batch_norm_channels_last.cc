@@ -2,7 +2,6 @@
 #include "prims/batch_norm_channels_last.h"
 
 #include <cmath>
-#include <cstring>
 #include <vector>
 
 #include "backends/cpu/norm_kernels.h"
@@ -64,28 +63,6 @@ bool stored_channels_last(const Buffer& b) {
 void batch_norm_channels_last(const BatchNormAttrs& a, std::span<const Buffer> in, std::span<const Buffer> out) {
   if (in[0].dtype == DType::Float64) bn_typed<double>(a, in, out);
   else bn_typed<float>(a, in, out);
-}
-
-void copy_to_strided(const void* contiguous, const Buffer& b) {
-  const int64_t n = b.numel();
-  if (n == 0) return;
-  const int nd = b.ndim;
-  const int64_t inner = nd > 0 ? b.shape[nd - 1] : 1, rows = n / inner, last = nd > 0 ? b.strides[nd - 1] : 1;
-  const size_t esz = dtype_size(b.dtype);
-  const char* src = static_cast<const char*>(contiguous);
-  char* dst = static_cast<char*>(b.data);
-  runtime::parallel_for(rows, std::max<int64_t>(1, runtime::kParallelGrain / inner), [&](int64_t rb, int64_t re) {
-    for (int64_t r = rb; r < re; ++r) {
-      int64_t off = 0, rem = r;
-      for (int d = nd - 2; d >= 0; --d) {
-        off += (rem % b.shape[d]) * b.strides[d];
-        rem /= b.shape[d];
-      }
-      const char* s = src + r * inner * static_cast<int64_t>(esz);
-      for (int64_t j = 0; j < inner; ++j)
-        std::memcpy(dst + (off + j * last) * static_cast<int64_t>(esz), s + j * static_cast<int64_t>(esz), esz);
-    }
-  });
 }
 
 }  // namespace spore::prims

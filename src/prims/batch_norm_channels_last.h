@@ -17,8 +17,4 @@ bool stored_channels_last(const Buffer& b);
 /// training false; inputs and outputs as the primitive's).
 void batch_norm_channels_last(const BatchNormAttrs& a, std::span<const Buffer> in, std::span<const Buffer> out);
 
-/// Copies a contiguous block of `b`'s shape and dtype into `b`'s strides (kernels whose plan
-/// gave them a channels-last result they do not compute directly).
-void copy_to_strided(const void* contiguous, const Buffer& b);
-
 }  // namespace spore::prims

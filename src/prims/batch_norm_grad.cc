@@ -28,14 +28,8 @@ void batch_norm_grad_typed(const BatchNormGradAttrs& a, const T* dy, const T* x,
   runtime::parallel_for(C, nn::row_grain(N * HW, 6), [&](int64_t cb, int64_t ce) {
     std::vector<Cm> gbuf(nn::is_16bit<T> ? static_cast<size_t>(HW) : 0), xbuf(gbuf.size()), ybuf(gbuf.size());
     // Row (n, c) of a (N, C, HW) tensor in the compute type.
-    auto row = [&](const T* base, std::vector<Cm>& buf, int64_t n, int64_t c) -> const Cm* {
-      const T* r = base + (n * C + c) * HW;
-      if constexpr (nn::is_16bit<T>) {
-        cpu::convert_n(r, buf.data(), HW);
-        return buf.data();
-      } else {
-        return r;
-      }
+    auto row = [&](const T* base, std::vector<Cm>& buf, int64_t n, int64_t c) {
+      return nn::compute_row(base + (n * C + c) * HW, HW, buf);
     };
     for (int64_t c = cb; c < ce; ++c) {
       const Cm mu = mean[c];

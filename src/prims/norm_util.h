@@ -40,6 +40,17 @@ class Contig {
   std::vector<char> copy_;
 };
 
+/// The inverse of Contig: copies a contiguous block of `b`'s shape and dtype into `b`'s own
+/// (dense) strides, e.g. a channels-last result a kernel computed row-major.
+inline void copy_into(const void* contiguous, const Buffer& b) {
+  const Strides st = contiguous_strides(Shape(std::span<const Dim>(b.shape, static_cast<size_t>(b.ndim))));
+  const Buffer src{const_cast<void*>(contiguous), b.dtype, b.ndim, b.shape, st.data()};
+  const size_t isz = dtype_size(b.dtype);
+  cpu::elementwise_loop<1>(std::span<const Buffer>(&src, 1), b, [&](const char* const* x, char* y, int64_t n) {
+    std::memcpy(y, x[0], static_cast<size_t>(n) * isz);
+  });
+}
+
 /// Calls f(T{}) for the floating dtypes; other dtypes are an internal error (ops check first).
 template <class F>
 void visit_float(DType dt, F&& f) {
@@ -54,6 +65,17 @@ void visit_float(DType dt, F&& f) {
 
 template <class T>
 inline constexpr bool is_16bit = std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>;
+
+/// n values at `r` in the compute type: `r` itself, or (16-bit floats) converted into `buf`.
+template <class T>
+const compute_t<T>* compute_row(const T* r, int64_t n, std::vector<compute_t<T>>& buf) {
+  if constexpr (is_16bit<T>) {
+    cpu::convert_n(r, buf.data(), n);
+    return buf.data();
+  } else {
+    return r;
+  }
+}
 
 /// A whole small vector (weight, bias) in compute type; empty when `b` is null.
 template <class T>

@@ -147,7 +147,7 @@ void install_batch_norm_rules() {
             batch_norm_vjp);
   // The statistics outputs usually get no cotangent (they feed only the running-statistics
   // update): the vjp must see that, not zeros, to take the batch_norm_grad path.
-  find_primitive(prims::batch_norm_primitive().name)->sparse_cotangents = true;
+  const_cast<Primitive&>(prims::batch_norm_primitive()).sparse_cotangents = true;  // a rule-slot-like flag, set once
 }
 
 }  // namespace spore::autodiff

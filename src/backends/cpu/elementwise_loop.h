@@ -27,8 +27,22 @@ struct ElementwiseGeometry {
   std::array<std::array<int64_t, 16>, NIn + 1> strides{};  // [0] = output, then inputs (elements)
 };
 
+/// The dims of `b` that are not size 1, by decreasing stride (stable): its memory order, the
+/// identity for a contiguous buffer. Returns how many. Elementwise kernels (these loops and the
+/// generated ones, codegen/geometry.h) iterate in their output's memory order, so a dense output
+/// in any layout -- a plan's channels-last value -- is written in contiguous runs.
+inline int memory_order(const Buffer& b, std::array<int, 16>& order) {
+  int n = 0;
+  for (int d = 0; d < b.ndim && d < 16; ++d)
+    if (b.shape[d] != 1) order[static_cast<size_t>(n++)] = d;
+  for (int i = 1; i < n; ++i)  // insertion sort: ranks are tiny
+    for (int j = i; j > 0 && b.strides[order[static_cast<size_t>(j - 1)]] < b.strides[order[static_cast<size_t>(j)]]; --j)
+      std::swap(order[static_cast<size_t>(j - 1)], order[static_cast<size_t>(j)]);
+  return n;
+}
+
 /// Aligns input strides to the output shape (0 on broadcast dims) and merges dims that are
-/// contiguous for every operand.
+/// contiguous for every operand, in the output's memory order.
 template <int NIn>
 ElementwiseGeometry<NIn> elementwise_geometry(std::span<const Buffer> in, const Buffer& out) {
   ElementwiseGeometry<NIn> g;
@@ -44,16 +58,8 @@ ElementwiseGeometry<NIn> elementwise_geometry(std::span<const Buffer> in, const 
       st[k + 1][d] = (id < 0 || in[k].shape[id] == 1) ? 0 : in[k].strides[id];
     }
   }
-  // Iterate in the output's memory order (dims by decreasing output stride; the identity for a
-  // contiguous output), so a dense output in any layout -- a plan's channels-last value -- is
-  // written in contiguous runs.
   std::array<int, 16> order{};
-  int no = 0;
-  for (int d = 0; d < nd; ++d)
-    if (out.shape[d] != 1) order[static_cast<size_t>(no++)] = d;
-  for (int i = 1; i < no; ++i)  // stable insertion sort: ranks are tiny
-    for (int j = i; j > 0 && out.strides[order[static_cast<size_t>(j - 1)]] < out.strides[order[static_cast<size_t>(j)]]; --j)
-      std::swap(order[static_cast<size_t>(j - 1)], order[static_cast<size_t>(j)]);
+  const int no = memory_order(out, order);
   // Drop size-1 dims and merge (d, d+1) when every operand has stride[d] == stride[d+1]*shape[d+1].
   int m = 0;
   for (int od = 0; od < no; ++od) {
