@@ -143,21 +143,6 @@ Chain chain_at(const ir::Graph& g, const Uses& uses, const std::vector<char>& fo
   return c;
 }
 
-// Emits op(inputs) with attributes `attrs`, its result types inferred by the primitive.
-ir::ValueRef emit(GraphEditor& ed, const std::string& op, std::shared_ptr<const void> attrs,
-                  std::vector<ir::ValueRef> inputs, const std::string& scope) {
-  const Primitive* p = find_primitive(op);
-  SPORE_ASSERT(p != nullptr, "conv_epilogue: no primitive ", op);
-  std::vector<TensorType> in;
-  for (ir::ValueRef v : inputs) in.push_back(transforms::from_ir(std::get<ir::TensorType>(ed.type_of(v))));
-  OutTypes out;
-  p->infer(attrs.get(), in, out);
-  std::vector<ir::Type> types;
-  for (int i = 0; i < out.n; ++i) types.emplace_back(transforms::to_ir(out.t[static_cast<size_t>(i)]));
-  auto node = std::make_shared<const ir::Node>(op, std::move(attrs), std::move(inputs), std::move(types), scope);
-  return ed.add_checked(node)[0];
-}
-
 // scale = weight / sqrt(var + eps) and shift = bias - mean * scale of batch_norm node `bn`,
 // shaped (C, 1, ...) to broadcast over a result of rank `rank`.
 std::pair<ir::ValueRef, ir::ValueRef> scale_shift(GraphEditor& ed, const ir::Node& bn, size_t rank) {
@@ -179,14 +164,14 @@ std::pair<ir::ValueRef, ir::ValueRef> scale_shift(GraphEditor& ed, const ir::Nod
       std::vector<ir::Type>{ir::TensorType{vt.dtype, false, {}, {}}}, sc))[0];
   auto none = std::make_shared<const NoAttrs>();
   auto unary = std::make_shared<const prims::UnaryAttrs>();
-  const ir::ValueRef inv = emit(ed, "reciprocal", unary, {emit(ed, "sqrt", unary, {emit(ed, "add", none, {var, e}, sc)}, sc)}, sc);
-  const ir::ValueRef scale = w ? emit(ed, "mul", none, {inv, *w}, sc) : inv;
-  const ir::ValueRef ms = emit(ed, "mul", none, {mean, scale}, sc);
-  const ir::ValueRef shift = b ? emit(ed, "sub", none, {*b, ms}, sc) : emit(ed, "neg", unary, {ms}, sc);
+  const ir::ValueRef inv = emit_op(ed, "reciprocal", unary, {emit_op(ed, "sqrt", unary, {emit_op(ed, "add", none, {var, e}, sc)}, sc)}, sc);
+  const ir::ValueRef scale = w ? emit_op(ed, "mul", none, {inv, *w}, sc) : inv;
+  const ir::ValueRef ms = emit_op(ed, "mul", none, {mean, scale}, sc);
+  const ir::ValueRef shift = b ? emit_op(ed, "sub", none, {*b, ms}, sc) : emit_op(ed, "neg", unary, {ms}, sc);
   Shape s = {vt.shape[0].value()};
   while (s.size() + 1 < rank) s.push_back(1);
   auto reshape = std::make_shared<const prims::ReshapeAttrs>(prims::ReshapeAttrs{s});
-  return {emit(ed, "reshape", reshape, {scale}, sc), emit(ed, "reshape", reshape, {shift}, sc)};
+  return {emit_op(ed, "reshape", reshape, {scale}, sc), emit_op(ed, "reshape", reshape, {shift}, sc)};
 }
 
 // A value that stays the same from call to call unless its storage's version changes: a literal,
@@ -241,8 +226,8 @@ ir::ValueRef emit_chain(GraphEditor& ed, const Chain& c) {
     Shape per_out = {wt.shape[0].value()};
     while (per_out.size() < wt.shape.size()) per_out.push_back(1);
     auto reshape = std::make_shared<const prims::ReshapeAttrs>(prims::ReshapeAttrs{per_out});
-    inputs[1] = emit(ed, "mul", none, {inputs[1], emit(ed, "reshape", reshape, {scale}, sc)}, sc);
-    if (a->has_bias) inputs[2] = emit(ed, "add", none, {emit(ed, "mul", none, {inputs[2], scale}, sc), shift}, sc);
+    inputs[1] = emit_op(ed, "mul", none, {inputs[1], emit_op(ed, "reshape", reshape, {scale}, sc)}, sc);
+    if (a->has_bias) inputs[2] = emit_op(ed, "add", none, {emit_op(ed, "mul", none, {inputs[2], scale}, sc), shift}, sc);
     else inputs.push_back(shift);
     a->has_bias = true;
     first = 1;

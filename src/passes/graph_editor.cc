@@ -65,6 +65,20 @@ ir::GraphPtr GraphEditor::finish() const {
   return std::make_shared<const ir::Graph>(old_->name(), old_->params(), nodes_, std::move(outs));
 }
 
+ir::ValueRef emit_op(GraphEditor& ed, const std::string& op, std::shared_ptr<const void> attrs,
+                     std::vector<ir::ValueRef> inputs, const std::string& scope) {
+  const Primitive* p = find_primitive(op);
+  SPORE_ASSERT(p != nullptr, "emit_op: no primitive ", op);
+  std::vector<TensorType> in;
+  for (ir::ValueRef v : inputs) in.push_back(transforms::from_ir(std::get<ir::TensorType>(ed.type_of(v))));
+  OutTypes out;
+  p->infer(attrs.get(), in, out);
+  std::vector<ir::Type> types;
+  for (int i = 0; i < out.n; ++i) types.emplace_back(transforms::to_ir(out.t[static_cast<size_t>(i)]));
+  auto node = std::make_shared<const ir::Node>(op, std::move(attrs), std::move(inputs), std::move(types), scope);
+  return ed.add_checked(node)[0];
+}
+
 const transforms::ConstantAttrs* literal_at(const GraphEditor& ed, ir::ValueRef v) {
   const ir::Node* m = ed.producer(v);
   return m && m->op() == transforms::kConstantOp ? static_cast<const transforms::ConstantAttrs*>(m->attrs()) : nullptr;

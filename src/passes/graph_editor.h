@@ -43,6 +43,11 @@ class GraphEditor {
   std::vector<ir::NodePtr> nodes_;
 };
 
+/// Appends op(inputs) with attributes `attrs` in scope `scope`, its result types inferred by the
+/// primitive (checked like add_checked); returns its first result.
+ir::ValueRef emit_op(GraphEditor& ed, const std::string& op, std::shared_ptr<const void> attrs,
+                     std::vector<ir::ValueRef> inputs, const std::string& scope);
+
 /// The literal (a `constant` node's value) that new value `v` is, or null.
 const transforms::ConstantAttrs* literal_at(const GraphEditor& ed, ir::ValueRef v);
 

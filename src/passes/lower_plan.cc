@@ -142,6 +142,8 @@ void donate(const ir::Graph& g, Lowering& l, const std::vector<int32_t>& out_slo
 
 // Marks the steps that read only parameters and captured tensors the graph never writes (and
 // literals, and what such steps made): see Plan::invariant_inputs.
+constexpr size_t kKeptLiteralBytes = size_t{1} << 20;
+
 void mark_invariant(const ir::Graph& g, Plan& plan) {
   std::vector<char> inv(plan.slots.size(), 0);
   std::vector<char> written(g.params().size(), 0);
@@ -162,7 +164,16 @@ void mark_invariant(const ir::Graph& g, Plan& plan) {
       const Slot& sl = plan.slots[static_cast<size_t>(s)];
       ok = ok && inv[static_cast<size_t>(sl.kind == SlotKind::View ? sl.base : s)];
     }
-    for (int32_t s : st.out) ok = ok && plan.slots[static_cast<size_t>(s)].kind == SlotKind::Arena;
+    size_t out_bytes = 0;
+    for (int32_t s : st.out) {
+      const Slot& sl = plan.slots[static_cast<size_t>(s)];
+      ok = ok && sl.kind == SlotKind::Arena;
+      out_bytes += static_cast<size_t>(numel_of(sl.shape)) * dtype_size(sl.dtype);
+    }
+    // A large result made from literals alone (a zero fill the size of an activation, as max
+    // pooling's gradient scatters into) is remade each call: one write pass, where keeping it
+    // holds its bytes across the whole step, through the peak (51 MB in a ResNet-18 step).
+    if (st.in.empty() && out_bytes > kKeptLiteralBytes) ok = false;
     if (!ok) continue;
     st.invariant = true;
     plan.has_invariant_steps = true;

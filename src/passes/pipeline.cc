@@ -18,6 +18,8 @@
 #include "passes/dce.h"
 #include "passes/fold_constants.h"
 #include "passes/fuse.h"
+#include "passes/hoist_updates.h"
+#include "passes/remat.h"
 #include "passes/simplify.h"
 #include "passes/transpose_matmul.h"
 #include "spore/error.h"
@@ -89,8 +91,13 @@ const std::vector<PassInfo>& pipeline() {
       // Before fusion, which would otherwise take the conv's bias, BatchNorm and activation
       // into a generated kernel that reads the conv's whole result once more.
       {"conv_epilogue", &conv_epilogue, 2},
+      // Before fusion, which makes each recomputed value one generated kernel.
+      {"remat", &rematerialize, 2},
       // Last: it groups what the cleanups left, and drops the literals it copied into groups.
       {"fuse", &fuse_elementwise, 2},
+      // After fusion, on the nodes the plan runs: each optimizer update right after its
+      // gradient (and the last reader of the parameter it overwrites).
+      {"hoist_updates", &hoist_updates, 1},
   };
   return passes;
 }

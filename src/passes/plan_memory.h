@@ -2,8 +2,9 @@
 #pragma once
 // Memory planning (shared/ARCHITECTURE.md, "The compiler"): buffers with lifetimes over one
 // fixed execution order get byte offsets in one arena, so that two buffers live at the same step
-// never share a byte. Greedy by size: largest first, each into the smallest gap left between the
-// already placed buffers whose lifetimes overlap its own (the best fit), else above them all.
+// never share a byte. Each buffer goes into the smallest gap left between the already placed
+// buffers whose lifetimes overlap its own (best fit), else above them all; two placement orders
+// (largest first, and by breadth: the fullest steps' buffers first) are tried, the smaller kept.
 #include <cstddef>
 #include <cstdint>
 #include <span>

@@ -46,6 +46,16 @@ TEST(PlanMemory, AChainReusesTheBufferTwoStepsBack) {
   EXPECT_EQ(l.offsets[0], l.offsets[2]);
 }
 
+// Largest first puts the two 256-byte buffers at 0 and leaves a 192-byte one above a gap it
+// cannot use (768 bytes); placing the fullest step's buffers first reaches the floor, the most
+// bytes live at one step (640).
+TEST(PlanMemory, TheOrderByBreadthWinsWhereLargestFirstLeavesAGap) {
+  const std::vector<BufferLife> b = {{256, 0, 1}, {256, 4, 4}, {128, 1, 3}, {192, 3, 4}, {192, 3, 5}};
+  const MemoryLayout l = plan_memory(b);
+  expect_disjoint_when_live(b, l);
+  EXPECT_EQ(l.peak, 640u);
+}
+
 TEST(PlanMemory, RandomLifetimesNeverShareLiveBytes) {
   std::mt19937_64 rng(7);
   for (int trial = 0; trial < 50; ++trial) {

@@ -280,6 +280,33 @@ TEST(Executor, InvariantStepsRunOnlyWhenTheirInputsChange) {
   expect_bitwise(f(x2), matmul(x2, w * 2.0), 4);
 }
 
+// A result made from literals alone is kept across calls when small; a large one (a zero fill
+// the size of an activation, as max pooling's gradient scatters into) is remade each call, so
+// its bytes are live only around its reader instead of through the whole call.
+TEST(Executor, LargeLiteralResultsAreRemadeEachCall) {
+  const Tensor idx = tensor(std::initializer_list<int64_t>{0, 5, 7});
+  auto program = [&](int64_t n) {
+    return spore::testing::trace_program([&, n](const std::vector<Tensor>& a) {
+      return std::vector<Tensor>{scatter(zeros({n}), 0, idx, a[0])};
+    }, {r({3}, 60)});
+  };
+  for (const int64_t n : {int64_t{1024}, int64_t{1} << 19}) {
+    const auto traced = program(n);
+    const auto plan = passes::lower_plan(*passes::optimize(traced.graph, 1), traced.inputs);
+    int invariant = 0;
+    for (const auto& st : plan->steps) invariant += st.invariant;
+    EXPECT_EQ(invariant, n == 1024 ? 1 : 0) << n << "\n" << runtime::plan_str(*plan);
+    for (int call = 0; call < 2; ++call) {
+      const auto out = runtime::run(*plan, traced.inputs)[0].to_vector<float>();
+      const auto src = traced.inputs[0].to_vector<float>();
+      ASSERT_EQ(out.size(), static_cast<size_t>(n));
+      EXPECT_EQ(out[5], src[1]);
+      EXPECT_EQ(out[1], 0.f);
+      EXPECT_EQ(out[static_cast<size_t>(n) - 1], 0.f);
+    }
+  }
+}
+
 // An inference conv keeps its reordered weights while the weight tensor's pointer and version
 // stay the same (KernelContext::input_stamps), and reorders again after an in-place write.
 TEST(Executor, ConvReusesReorderedWeightsUntilTheyChange) {

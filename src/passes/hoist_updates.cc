@@ -1,0 +1,105 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "passes/hoist_updates.h"
+
+#include <algorithm>
+
+#include "passes/effects.h"
+#include "passes/graph_editor.h"
+
+namespace spore::passes {
+namespace {
+// The most parameters one update node may write through its results (Adam with amsgrad writes
+// a parameter and four states).
+constexpr size_t kMaxWrites = 8;
+}  // namespace
+
+ir::GraphPtr hoist_updates(const ir::GraphPtr& g) {
+  const auto& nodes = g->nodes();
+  const auto n = static_cast<int64_t>(nodes.size());
+  if (n == 0) return g;
+  // Which results reach only state-update outputs (directly or through other such nodes), and
+  // how many parameters they write that way, up to kMaxWrites + 1. A training step's whole
+  // backward reaches only state outputs too, but each of its nodes reaches the parameters of
+  // every layer before it; an optimizer's arithmetic reaches one parameter and its state.
+  std::vector<char> other_use(nodes.size(), 0);
+  std::vector<std::vector<int32_t>> reach(nodes.size());
+  auto add_reach = [](std::vector<int32_t>& to, int32_t j) {
+    if (to.size() <= kMaxWrites && std::find(to.begin(), to.end(), j) == to.end()) to.push_back(j);
+  };
+  for (const ir::Output& o : g->outputs()) {
+    if (o.value.node == ir::ValueRef::kParam) continue;
+    const auto i = static_cast<size_t>(o.value.node);
+    if (o.updates) add_reach(reach[i], *o.updates);
+    else other_use[i] = 1;
+  }
+  std::vector<char> update(nodes.size(), 0);
+  // Uses come after definitions: one backward sweep sees every user of a node before the node.
+  for (int64_t k = n; k-- > 0;) {
+    const ir::Node& nd = *nodes[static_cast<size_t>(k)];
+    const auto i = static_cast<size_t>(k);
+    update[i] = !other_use[i] && !reach[i].empty() && reach[i].size() <= kMaxWrites && is_pure(nd);
+    for (ir::ValueRef v : nd.inputs()) {
+      if (v.node == ir::ValueRef::kParam) continue;
+      const auto d = static_cast<size_t>(v.node);
+      if (!update[i]) other_use[d] = 1;
+      else
+        for (int32_t j : reach[i]) add_reach(reach[d], j);
+    }
+  }
+  // The parameters each update node writes (through an output), and each parameter's readers.
+  std::vector<std::vector<int32_t>> writes(nodes.size());
+  for (const ir::Output& o : g->outputs())
+    if (o.updates && o.value.node != ir::ValueRef::kParam && update[static_cast<size_t>(o.value.node)])
+      writes[static_cast<size_t>(o.value.node)].push_back(*o.updates);
+  std::vector<std::vector<int64_t>> readers(g->params().size());
+  for (int64_t k = 0; k < n; ++k)
+    for (ir::ValueRef v : nodes[static_cast<size_t>(k)]->inputs())
+      if (v.node == ir::ValueRef::kParam) readers[static_cast<size_t>(v.index)].push_back(k);
+  // anchor[k]: the other node an update node goes right after (-1: before every other node);
+  // n: it stays at the end, in its original order.
+  std::vector<int64_t> anchor(nodes.size(), -1);
+  for (int64_t k = 0; k < n; ++k) {
+    const auto i = static_cast<size_t>(k);
+    if (!update[i]) continue;
+    int64_t a = -1;
+    auto after = [&](int64_t d) { a = std::max(a, update[static_cast<size_t>(d)] ? anchor[static_cast<size_t>(d)] : d); };
+    for (ir::ValueRef v : nodes[i]->inputs())
+      if (v.node != ir::ValueRef::kParam) after(v.node);
+    for (int32_t j : writes[i])
+      for (int64_t r : readers[static_cast<size_t>(j)]) {
+        if (r == k) continue;
+        // A later update node reading the old value: keep this one where it is relative to it.
+        if (r > k && update[static_cast<size_t>(r)]) a = n;
+        else if (r < k) after(r);
+        else a = std::max(a, r);
+      }
+    anchor[i] = a;
+  }
+  // The nodes that write no parameter themselves go with their first user: made any earlier,
+  // their results would only wait (a node of parameters alone would go first of all).
+  std::vector<int64_t> first_user(nodes.size(), n);
+  for (int64_t k = n; k-- > 0;) {
+    const auto i = static_cast<size_t>(k);
+    if (!update[i]) continue;
+    if (writes[i].empty()) anchor[i] = std::max(anchor[i], first_user[i]);
+    for (ir::ValueRef v : nodes[i]->inputs())
+      if (v.node != ir::ValueRef::kParam && update[static_cast<size_t>(v.node)])
+        first_user[static_cast<size_t>(v.node)] = std::min(first_user[static_cast<size_t>(v.node)], anchor[i]);
+  }
+  GraphEditor ed(g);
+  auto emit = [&](int64_t k) {
+    const ir::NodePtr& nd = nodes[static_cast<size_t>(k)];
+    ed.bind_node(static_cast<size_t>(k), ed.add(with_inputs(nd, ed.map_inputs(*nd))));
+  };
+  // Update nodes by anchor + 1 (0: first of all; n: after the last node), each in original order.
+  std::vector<std::vector<int64_t>> after_node(nodes.size() + 1);
+  for (int64_t k = 0; k < n; ++k)
+    if (update[static_cast<size_t>(k)]) after_node[static_cast<size_t>(std::min(anchor[static_cast<size_t>(k)], n - 1) + 1)].push_back(k);
+  for (int64_t k = 0; k <= n; ++k) {
+    if (k > 0 && !update[static_cast<size_t>(k - 1)]) emit(k - 1);
+    for (int64_t u : after_node[static_cast<size_t>(k)]) emit(u);
+  }
+  return ed.finish();
+}
+
+}  // namespace spore::passes
