@@ -23,7 +23,8 @@ namespace spore::passes {
 ///   - leaves: parameters, literals and values read at or after the point of recompute, of
 ///     which at most 3 the value's size (each is one more full read).
 /// Level 2: the fusion pass after it makes each recipe one generated kernel (one read of each
-/// leaf, one write). Top level only; returns `g` itself when nothing qualified.
+/// leaf, one write). Top level only; returns `g` itself when nothing qualified, or when
+/// SPORE_REMAT=0.
 ir::GraphPtr rematerialize(const ir::GraphPtr& g);
 
 }  // namespace spore::passes

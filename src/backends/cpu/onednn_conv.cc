@@ -303,8 +303,12 @@ std::shared_ptr<PreparedKernel> prepare_any(const Attrs& a, std::span<const Tens
     v.weight_grad_form = !transpose && !v.fused && prepare_weight_grad_form(a, in, out, src, wei, dst, prim);
     // Under 16 input channels a blocked src is mostly padding: oneDNN's kernel for a plain src
     // with a blocked dst is ~10% faster here (LeNet's convs) and skips the reorder. (Depthwise
-    // convs have 1 channel per group but many channels: their kernels want an nhwc src.)
-    if (!v.weight_grad_form && in[0].shape[1] < 16) src = type_desc(in[0]);
+    // convs have 1 channel per group but many channels: their kernels want an nhwc src.) Not
+    // when the plan keeps the result channels-last: there oneDNN's nhwc kernel reads the image
+    // reordered to nhwc and writes the result in place, where the plain-src kernel's blocked
+    // result needs a reorder as slow as the conv (ResNet-18's stem at batch 16: 9.7 ms + a
+    // 1 ms input reorder, against 12 + 9.4 ms).
+    if (!v.weight_grad_form && in[0].shape[1] < 16 && !out[0].channels_last) src = type_desc(in[0]);
   }
   if (!v.weight_grad_form) {
     const dnnl::memory::desc src0 = src, wei0 = wei, dst0 = dst;
