@@ -4,13 +4,34 @@
 // instead of computing a wrong gradient (shared/ARCHITECTURE.md, "PyNative"). Under jit or vmap
 // the write is functionalized by the trace (shared/ARCHITECTURE.md, "State"): later reads see the
 // new value, and a written input or captured tensor becomes state that the graph updates.
+#include <array>
 #include <cstring>
+
+#include "backends/cpu/elementwise_loop.h"
 
 #include "runtime/dispatch.h"
 #include "runtime/trace_hooks.h"
 #include "spore/ops.h"
 
 namespace spore::ops {
+namespace {
+
+// True when `t` covers its elements' span without gaps or overlap, in some dim order (row-major,
+// channels-last, a permutation): the layouts the elementwise loop writes in runs.
+bool dense(const Tensor& t) {
+  if (t.dim() > 16 || t.device().type != DeviceType::CPU) return false;
+  const Buffer b{nullptr, t.dtype(), static_cast<int>(t.dim()), t.shape().data(), t.strides().data()};
+  std::array<int, 16> order{};
+  const int n = cpu::memory_order(b, order);
+  int64_t expect = 1;
+  for (int i = n; i-- > 0;) {
+    if (b.strides[order[static_cast<size_t>(i)]] != expect) return false;
+    expect *= b.shape[order[static_cast<size_t>(i)]];
+  }
+  return true;
+}
+
+}  // namespace
 
 Tensor& copy_(Tensor& dst, const Tensor& src) {
   if (runtime::tls_open_traces != 0 && runtime::trace_hooks().write != nullptr &&
@@ -31,7 +52,22 @@ Tensor& copy_(Tensor& dst, const Tensor& src) {
               "[copy_] the value written is tracked by an open transform (grad, jvp); in-place writes are not "
               "differentiated, so its gradient would be lost: use the out-of-place result instead");
   const Shape& s = dst.shape();
-  Tensor v = broadcast_to(src.dtype() == dst.dtype() ? src : src.to(dst.dtype()), s).contiguous();
+  Tensor v = broadcast_to(src.dtype() == dst.dtype() ? src : src.to(dst.dtype()), s);
+  if (v.storage() == dst.storage()) v = v.clone();  // an overlapping source is read whole first
+  if (dense(dst)) {
+    // Runs of the destination's memory order, each input run gathered (strided, broadcast):
+    // the executor copies reshaped attention heads and control-flow results through here.
+    const Buffer in{const_cast<void*>(v.data_ptr()), v.dtype(), static_cast<int>(v.dim()), v.shape().data(),
+                    v.strides().data()};
+    const Buffer out{dst.data_ptr(), dst.dtype(), static_cast<int>(dst.dim()), s.data(), dst.strides().data()};
+    const size_t isz = dst.itemsize();
+    cpu::elementwise_loop<1>(std::span<const Buffer>(&in, 1), out, [&](const char* const* x, char* y, int64_t n) {
+      std::memcpy(y, x[0], static_cast<size_t>(n) * isz);
+    });
+    dst.storage()->bump_version();
+    return dst;
+  }
+  v = v.contiguous();
   const int64_t n = dst.numel();
   const size_t isz = dst.itemsize();
   const char* from = static_cast<const char*>(v.data_ptr());
