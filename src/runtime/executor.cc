@@ -204,13 +204,17 @@ void bind_slots(const Plan& plan, Workspace& w, std::span<const Tensor> inputs) 
   }
 }
 
-// Control-flow nodes run through their EagerFn, which interprets their sub-graphs op by op
-// through dispatch on tensors that view the arena; their results are fresh tensors, copied into
-// their slots. TODO(executor): lower the sub-graphs to sub-plans with regions of the arena.
+// Control-flow nodes run through their EagerFn on tensors that view the arena, with
+// tls_plan_control_flow raised: their sub-graphs run as plans of their own (each with its own
+// arena, taken from its pool per call); their results are fresh tensors, copied into the slots.
 void run_control_flow(const Plan& plan, const Step& st, Workspace& w) {
   w.cf_in.clear();
   for (int32_t s : st.in) w.cf_in.push_back(tensor_at(plan, w, s));
   w.cf_out.assign(st.out.size(), Tensor());
+  struct Raise {
+    Raise() { ++tls_plan_control_flow; }
+    ~Raise() { --tls_plan_control_flow; }
+  } raise;
   st.prim->eager(st.attrs.get(), w.cf_in, w.cf_out);
   for (size_t k = 0; k < st.out.size(); ++k) {
     Tensor dst = tensor_at(plan, w, st.out[k]);

@@ -103,6 +103,11 @@ std::shared_ptr<ArenaPool> make_arena_pool();
 /// or, when the graph returns an input unchanged (or a view of it), that input.
 std::vector<Tensor> run(const Plan& plan, std::span<const Tensor> inputs);
 
+/// How many plans this thread is running a control-flow step of (nested ones count): while it
+/// is above 0, a control-flow node's sub-graphs run as plans of their own, lowered once per
+/// sub-graph and input types (transforms/subgraph_plans.h), instead of op by op.
+inline thread_local int tls_plan_control_flow = 0;
+
 /// A short text listing of the plan: slots, steps and the memory report (tests, SPORE_LOG=jit).
 std::string plan_str(const Plan& plan);
 

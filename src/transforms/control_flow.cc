@@ -11,6 +11,7 @@
 #include "transforms/control_flow_helpers.h"
 #include "transforms/interpreter.h"
 #include "transforms/ir_bridge.h"
+#include "transforms/subgraph_plans.h"
 
 namespace spore::transforms {
 namespace {
@@ -56,7 +57,7 @@ void eager_branches(const void* attrs, std::span<const Tensor> in, std::vector<T
   } else {
     k = std::clamp<int64_t>(in[0].item<int64_t>(), 0, static_cast<int64_t>(a.graphs.size()) - 1);
   }
-  out = interpret(*a.graphs[static_cast<size_t>(k)], in.subspan(1));
+  out = run_subgraph(a.graphs[static_cast<size_t>(k)], in.subspan(1));
 }
 void eager_if(const void* attrs, std::span<const Tensor> in, std::vector<Tensor>& out) {
   eager_branches(attrs, in, out, true);
@@ -71,8 +72,8 @@ void eager_while(const void* attrs, std::span<const Tensor> in, std::vector<Tens
   std::vector<std::vector<Tensor>> extras(body_types.size() - n);  // with `stack`: per trip
   out.assign(in.begin(), in.end());
   int64_t trips = 0;
-  while (interpret(*a.graphs[0], out)[0].item<bool>()) {
-    std::vector<Tensor> r = interpret(*a.graphs[1], out);
+  while (run_subgraph(a.graphs[0], out)[0].item<bool>()) {
+    std::vector<Tensor> r = run_subgraph(a.graphs[1], out);
     for (size_t e = 0; e < extras.size(); ++e) extras[e].push_back(r[n + e]);
     r.resize(n);
     out = std::move(r);
@@ -101,7 +102,7 @@ void eager_scan(const void* attrs, std::span<const Tensor> in, std::vector<Tenso
     const int64_t i = a.reverse ? length - 1 - s : s;
     args = carry;
     for (size_t x = nc; x < in.size(); ++x) args.push_back(ops::select(in[x], 0, i));
-    auto r = interpret(*a.graphs[0], args);
+    auto r = run_subgraph(a.graphs[0], args);
     carry.assign(r.begin(), r.begin() + static_cast<std::ptrdiff_t>(nc));
     if (ys.empty()) ys.resize(r.size() - nc);
     for (size_t y = nc; y < r.size(); ++y) ys[y - nc].push_back(r[y]);

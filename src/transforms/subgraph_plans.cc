@@ -1,0 +1,76 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "transforms/subgraph_plans.h"
+
+#include <atomic>
+#include <cstdlib>
+#include <map>
+#include <mutex>
+#include <string>
+
+#include "runtime/plan.h"
+#include "spore/error.h"
+#include "transforms/interpreter.h"
+#include "transforms/plan_lowerer.h"
+
+namespace spore::transforms {
+namespace {
+
+struct Entry {
+  ir::GraphPtr graph;                    // kept alive: the key holds its address
+  std::shared_ptr<runtime::Plan> plan;   // null: the lowering refused it (interpreted)
+};
+
+std::mutex g_mu;
+std::map<std::string, Entry> g_plans;
+std::atomic<int64_t> g_lowered{0};
+
+// The sub-graph's address and the inputs' dtypes and shapes.
+std::string key_of(const ir::Graph* g, std::span<const Tensor> inputs) {
+  std::string k = std::to_string(reinterpret_cast<uintptr_t>(g));
+  for (const Tensor& t : inputs) {
+    k += '|';
+    k += std::to_string(static_cast<int>(t.dtype()));
+    for (int64_t d : t.shape()) k += ',' + std::to_string(d);
+  }
+  return k;
+}
+
+std::shared_ptr<runtime::Plan> plan_for(const ir::GraphPtr& g, std::span<const Tensor> inputs) {
+  const PlanLowerer lower = plan_lowerer();
+  if (lower == nullptr) return nullptr;
+  const std::string key = key_of(g.get(), inputs);
+  {
+    std::lock_guard<std::mutex> lock(g_mu);
+    if (auto it = g_plans.find(key); it != g_plans.end()) return it->second.plan;
+  }
+  std::shared_ptr<runtime::Plan> plan;
+  try {
+    plan = lower(*g, inputs);
+    g_lowered.fetch_add(1);
+  } catch (const Error&) {
+    plan = nullptr;  // a value of run-time shape, an op without a kernel: interpreted
+  }
+  std::lock_guard<std::mutex> lock(g_mu);
+  return g_plans.emplace(key, Entry{g, plan}).first->second.plan;
+}
+
+// SPORE_SUBGRAPH_PLANS=0 interprets every sub-graph (A/B measurements, a safety valve).
+bool enabled() {
+  static const bool on = [] {
+    const char* e = std::getenv("SPORE_SUBGRAPH_PLANS");
+    return !(e && std::string(e) == "0");
+  }();
+  return on;
+}
+
+}  // namespace
+
+std::vector<Tensor> run_subgraph(const ir::GraphPtr& g, std::span<const Tensor> inputs) {
+  if (runtime::tls_plan_control_flow > 0 && enabled())
+    if (auto plan = plan_for(g, inputs)) return runtime::run(*plan, inputs);
+  return interpret(*g, inputs);
+}
+
+int64_t subgraph_plans_lowered() { return g_lowered.load(); }
+
+}  // namespace spore::transforms
