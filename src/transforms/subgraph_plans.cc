@@ -16,7 +16,7 @@ namespace spore::transforms {
 namespace {
 
 struct Entry {
-  ir::GraphPtr graph;                    // kept alive: the key holds its address
+  std::weak_ptr<const ir::Graph> graph;  // the key holds its address: valid while it lives
   std::shared_ptr<runtime::Plan> plan;   // null: the lowering refused it (interpreted)
 };
 
@@ -41,7 +41,7 @@ std::shared_ptr<runtime::Plan> plan_for(const ir::GraphPtr& g, std::span<const T
   const std::string key = key_of(g.get(), inputs);
   {
     std::lock_guard<std::mutex> lock(g_mu);
-    if (auto it = g_plans.find(key); it != g_plans.end()) return it->second.plan;
+    if (auto it = g_plans.find(key); it != g_plans.end() && !it->second.graph.expired()) return it->second.plan;
   }
   std::shared_ptr<runtime::Plan> plan;
   try {
@@ -51,7 +51,9 @@ std::shared_ptr<runtime::Plan> plan_for(const ir::GraphPtr& g, std::span<const T
     plan = nullptr;  // a value of run-time shape, an op without a kernel: interpreted
   }
   std::lock_guard<std::mutex> lock(g_mu);
-  return g_plans.emplace(key, Entry{g, plan}).first->second.plan;
+  // The plans of sub-graphs no jit function holds any more go (their addresses may be reused).
+  std::erase_if(g_plans, [](const auto& e) { return e.second.graph.expired(); });
+  return g_plans.insert_or_assign(key, Entry{g, plan}).first->second.plan;
 }
 
 // SPORE_SUBGRAPH_PLANS=0 interprets every sub-graph (A/B measurements, a safety valve).
