@@ -8,6 +8,7 @@
 #include "codegen/fused.h"
 #include "passes/plan_layout.h"
 #include "passes/plan_memory.h"
+#include "transforms/symbol_binding.h"
 #include "runtime/dispatch.h"
 #include "spore/threading.h"
 #include "transforms/control_flow.h"
@@ -267,6 +268,9 @@ std::shared_ptr<Plan> lower_plan(const ir::Graph& g, std::span<const Tensor> inp
     s.index = static_cast<int64_t>(i);
     param_slot.push_back(l.add_slot(std::move(s), kNoStep));
   }
+  // A graph with symbolic input dimensions (a jit function's dynamic batch) is lowered for this
+  // call's sizes: shape attributes get them substituted, so every slot has a size.
+  const transforms::SymbolSizes sizes = transforms::bind_symbols(g, inputs, "lower_plan");
   std::vector<std::vector<int32_t>> values(g.nodes().size());
   auto slot_of = [&](ir::ValueRef v) {
     return v.node == ir::ValueRef::kParam ? param_slot[static_cast<size_t>(v.index)]
@@ -290,8 +294,12 @@ std::shared_ptr<Plan> lower_plan(const ir::Graph& g, std::span<const Tensor> inp
     SPORE_CHECK(p != nullptr, "[lower_plan] op '", n.op(), "' is not a primitive this build knows");
     Step st;
     st.prim = p;
-    st.attrs = transforms::is_control_flow(*p) ? transforms::attrs_with_subgraphs(*p, n.attrs(), n.subgraphs())
-                                               : n.attrs_ptr();
+    if (transforms::is_control_flow(*p)) {
+      st.attrs = transforms::attrs_with_subgraphs(*p, n.attrs(), n.subgraphs());
+    } else {
+      std::shared_ptr<const void> bound = transforms::bind_attrs(*p, n.attrs(), sizes);
+      st.attrs = bound ? std::move(bound) : n.attrs_ptr();
+    }
     in_types.clear();
     for (ir::ValueRef v : n.inputs()) {
       st.in.push_back(slot_of(v));

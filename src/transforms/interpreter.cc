@@ -8,6 +8,7 @@
 #include "spore/error.h"
 #include "transforms/control_flow.h"
 #include "transforms/ir_bridge.h"
+#include "transforms/symbol_binding.h"
 
 namespace spore::transforms {
 
@@ -29,26 +30,8 @@ std::vector<Tensor> interpret(const ir::Graph& g, std::span<const Tensor> inputs
                 g.name(), " is ", dtype_name(have.dtype), shape_str(have.shape), "; the graph expects ",
                 ir::type_str(want));
   }
-  // A graph with symbolic input dimensions (an ONNX file's batch) runs at this call's sizes:
-  // its symbols are bound from the inputs and substituted into shape attributes per node.
-  std::map<Dim, int64_t> bound;
-  for (size_t i = 0; i < params.size(); ++i) {
-    const auto& want = std::get<ir::TensorType>(g.params()[i].type);
-    for (size_t d = 0; d < want.shape.size(); ++d) {
-      if (want.shape[d].kind() != ir::Dim::Kind::Symbol) continue;
-      const int64_t have = params[i].size(static_cast<int64_t>(d));
-      auto [it, fresh] = bound.emplace(symbol_named(want.shape[d].name()), have);
-      SPORE_CHECK(fresh || it->second == have, "[interpret] dimension '", want.shape[d].name(), "' of @", g.name(),
-                  " is ", it->second, " in one input and ", have, " in input ", i, "; a symbol has one size per call");
-    }
-  }
-  auto lookup = [&bound](Dim sym, int64_t& size) {
-    auto it = bound.find(sym);
-    if (it == bound.end()) return false;
-    size = it->second;
-    return true;
-  };
-  const std::function<Dim(Dim)> bind = [&lookup](Dim d) { return dim_substitute(d, lookup); };
+  // A graph with symbolic input dimensions runs at this call's sizes (symbol_binding.h).
+  const SymbolSizes bound = bind_symbols(g, params, "interpret");
   std::vector<std::vector<Tensor>> values(g.nodes().size());
   auto get = [&](ir::ValueRef v) -> const Tensor& {
     return v.node == ir::ValueRef::kParam ? params[static_cast<size_t>(v.index)]
@@ -72,8 +55,7 @@ std::vector<Tensor> interpret(const ir::Graph& g, std::span<const Tensor> inputs
       if (observe) observe(k, n, ins, values[k]);
       continue;
     }
-    std::shared_ptr<const void> bound_attrs;
-    if (!bound.empty() && n.attrs() != nullptr && p->attrs.map_dims != nullptr) bound_attrs = p->attrs.map_dims(n.attrs(), bind);
+    const std::shared_ptr<const void> bound_attrs = bind_attrs(*p, n.attrs(), bound);
     auto out = runtime::dispatch(*p, bound_attrs ? bound_attrs.get() : n.attrs(), ins);
     values[k].assign(out.t.begin(), out.t.begin() + out.n);
     if (observe) observe(k, n, ins, values[k]);
