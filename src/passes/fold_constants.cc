@@ -41,7 +41,16 @@ class Folder {
       const auto* tt = std::get_if<ir::TensorType>(&t);
       if (!tt || !tt->shape.empty() || !tt->layout.empty()) return false;
     }
-    return true;
+    // A size in the attributes that is a symbol (a jit graph over a dynamic dimension: the
+    // batch size as a fill's value) is known per call only: evaluating it now would fold the
+    // symbol's table index into a literal.
+    bool symbolic = false;
+    if (n.attrs() != nullptr && p.attrs.map_dims != nullptr)
+      p.attrs.map_dims(n.attrs(), [&symbolic](Dim d) {
+        symbolic = true;
+        return d;
+      });
+    return !symbolic;
   }
 
   // Runs the node's kernel on its literal inputs, exactly as the interpreter would.

@@ -75,6 +75,17 @@ graph @main() {
 })"));
 }
 
+// A symbol in the attributes (a graph over a dynamic batch n: a fill of the batch size) is a
+// size known per call: the node stays, where folding would write the symbol's table index.
+TEST(PassFold, LeavesNodesWithSymbolicAttributes) {
+  auto g = parse(R"(
+graph @main(%0: data float32[n]) {
+  %1 = fill{shape=[], dtype=int64, value=0, int_value=n}() : int64[]
+  return %1
+})");
+  EXPECT_EQ(fold_constants(g), g);
+}
+
 TEST(PassFold, LeavesAFailingKernelToFailAtRunTime) {
   const std::string text = R"(
 graph @main() {
