@@ -5,6 +5,7 @@
 // the write is functionalized by the trace (shared/ARCHITECTURE.md, "State"): later reads see the
 // new value, and a written input or captured tensor becomes state that the graph updates.
 #include <array>
+#include <utility>
 #include <cstring>
 
 #include "backends/cpu/elementwise_loop.h"
@@ -31,6 +32,23 @@ bool dense(const Tensor& t) {
   return true;
 }
 
+// True when the elements of `a` and `b` may share bytes: the same storage and intersecting
+// spans (a plan's values all live in one arena storage, at disjoint offsets).
+bool overlap(const Tensor& a, const Tensor& b) {
+  if (a.storage() != b.storage() || a.numel() == 0 || b.numel() == 0) return false;
+  auto span = [](const Tensor& t) {
+    int64_t lo = t.offset(), hi = t.offset();
+    for (int64_t d = 0; d < t.dim(); ++d) {
+      const int64_t reach = (t.size(d) - 1) * t.strides()[static_cast<size_t>(d)];
+      (reach < 0 ? lo : hi) += reach;
+    }
+    return std::pair{lo * static_cast<int64_t>(t.itemsize()), (hi + 1) * static_cast<int64_t>(t.itemsize())};
+  };
+  const auto [a0, a1] = span(a);
+  const auto [b0, b1] = span(b);
+  return a0 < b1 && b0 < a1;
+}
+
 }  // namespace
 
 Tensor& copy_(Tensor& dst, const Tensor& src) {
@@ -53,7 +71,7 @@ Tensor& copy_(Tensor& dst, const Tensor& src) {
               "differentiated, so its gradient would be lost: use the out-of-place result instead");
   const Shape& s = dst.shape();
   Tensor v = broadcast_to(src.dtype() == dst.dtype() ? src : src.to(dst.dtype()), s);
-  if (v.storage() == dst.storage()) v = v.clone();  // an overlapping source is read whole first
+  if (overlap(v, dst)) v = v.clone();  // an overlapping source is read whole first
   if (dense(dst)) {
     // Runs of the destination's memory order, each input run gathered (strided, broadcast):
     // the executor copies reshaped attention heads and control-flow results through here.

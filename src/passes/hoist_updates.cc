@@ -56,35 +56,43 @@ ir::GraphPtr hoist_updates(const ir::GraphPtr& g) {
     for (ir::ValueRef v : nodes[static_cast<size_t>(k)]->inputs())
       if (v.node == ir::ValueRef::kParam) readers[static_cast<size_t>(v.index)].push_back(k);
   // anchor[k]: the other node an update node goes right after (-1: before every other node);
-  // n: it stays at the end, in its original order.
+  // n: it stays at the end, in its original order. Anchors only grow, so the two sweeps below
+  // repeat until none moves: a node that writes no parameter goes with its first user (made any
+  // earlier, its result would only wait; a node of parameters alone would go first of all), and
+  // a writer of parameter j then follows that node again if it reads j.
   std::vector<int64_t> anchor(nodes.size(), -1);
-  for (int64_t k = 0; k < n; ++k) {
-    const auto i = static_cast<size_t>(k);
-    if (!update[i]) continue;
-    int64_t a = -1;
-    auto after = [&](int64_t d) { a = std::max(a, update[static_cast<size_t>(d)] ? anchor[static_cast<size_t>(d)] : d); };
-    for (ir::ValueRef v : nodes[i]->inputs())
-      if (v.node != ir::ValueRef::kParam) after(v.node);
-    for (int32_t j : writes[i])
-      for (int64_t r : readers[static_cast<size_t>(j)]) {
-        if (r == k) continue;
-        // A later update node reading the old value: keep this one where it is relative to it.
-        if (r > k && update[static_cast<size_t>(r)]) a = n;
-        else if (r < k) after(r);
-        else a = std::max(a, r);
+  for (bool moved = true; moved;) {
+    moved = false;
+    for (int64_t k = 0; k < n; ++k) {
+      const auto i = static_cast<size_t>(k);
+      if (!update[i]) continue;
+      int64_t a = anchor[i];
+      auto after = [&](int64_t d) { a = std::max(a, update[static_cast<size_t>(d)] ? anchor[static_cast<size_t>(d)] : d); };
+      for (ir::ValueRef v : nodes[i]->inputs())
+        if (v.node != ir::ValueRef::kParam) after(v.node);
+      for (int32_t j : writes[i])
+        for (int64_t r : readers[static_cast<size_t>(j)]) {
+          if (r == k) continue;
+          // A later update node reading the old value: keep this one where it is relative to it.
+          if (r > k && update[static_cast<size_t>(r)]) a = n;
+          else if (r < k) after(r);
+          else a = std::max(a, r);
+        }
+      moved = moved || a != anchor[i];
+      anchor[i] = a;
+    }
+    std::vector<int64_t> first_user(nodes.size(), n);
+    for (int64_t k = n; k-- > 0;) {
+      const auto i = static_cast<size_t>(k);
+      if (!update[i]) continue;
+      if (writes[i].empty() && first_user[i] > anchor[i]) {
+        anchor[i] = first_user[i];
+        moved = true;
       }
-    anchor[i] = a;
-  }
-  // The nodes that write no parameter themselves go with their first user: made any earlier,
-  // their results would only wait (a node of parameters alone would go first of all).
-  std::vector<int64_t> first_user(nodes.size(), n);
-  for (int64_t k = n; k-- > 0;) {
-    const auto i = static_cast<size_t>(k);
-    if (!update[i]) continue;
-    if (writes[i].empty()) anchor[i] = std::max(anchor[i], first_user[i]);
-    for (ir::ValueRef v : nodes[i]->inputs())
-      if (v.node != ir::ValueRef::kParam && update[static_cast<size_t>(v.node)])
-        first_user[static_cast<size_t>(v.node)] = std::min(first_user[static_cast<size_t>(v.node)], anchor[i]);
+      for (ir::ValueRef v : nodes[i]->inputs())
+        if (v.node != ir::ValueRef::kParam && update[static_cast<size_t>(v.node)])
+          first_user[static_cast<size_t>(v.node)] = std::min(first_user[static_cast<size_t>(v.node)], anchor[i]);
+    }
   }
   GraphEditor ed(g);
   auto emit = [&](int64_t k) {

@@ -135,7 +135,7 @@ ir::ValueRef constant(GraphEditor& ed, ir::DType dt, double f, const std::string
 }
 
 // (x - mean) * scale + bias with scale = weight / sqrt(var + eps), per channel: the forward
-// kernel's formula (prims/batch_norm.cc) on the forward's own statistics.
+// kernel's formula (prims/batch_norm.cc) on the forward's own statistics (remat.h: rounding).
 ir::ValueRef emit_batch_norm(GraphEditor& ed, const ir::Node& bn, int32_t k, const std::map<size_t, ir::ValueRef>& made,
                              const Values& vals) {
   auto in = [&](ir::ValueRef v) {

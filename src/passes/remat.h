@@ -18,8 +18,9 @@ namespace spore::passes {
 /// and after a gap of at least 32 nodes, and its recipe is made of:
 ///   - relu, leaky_relu, neg, clamp, add, sub, mul, maximum, minimum nodes (at most 8);
 ///   - training batch_norm results (float32/float64), recomputed as (x - mean) * (weight /
-///     sqrt(var + eps)) + bias, exactly the forward kernel's arithmetic per channel, from its
-///     mean and variance outputs;
+///     sqrt(var + eps)) + bias from its mean and variance outputs: the forward kernel's formula
+///     (its per-channel scale bitwise; the generated kernel may round the multiply-add apart
+///     from the forward's fused one, by an ulp, within the O2 tolerance);
 ///   - leaves: parameters, literals and values read at or after the point of recompute, of
 ///     which at most 3 the value's size (each is one more full read).
 /// Level 2: the fusion pass after it makes each recipe one generated kernel (one read of each

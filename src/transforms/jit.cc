@@ -19,8 +19,6 @@
 #include "spore/threading.h"
 #include "transforms/graph_optimizer.h"
 #include "transforms/interpreter.h"
-#include "transforms/ir_bridge.h"
-#include "transforms/jit_dynamic.h"
 #include "transforms/jit_stats.h"
 #include "transforms/plan_lowerer.h"
 #include "transforms/trace.h"
@@ -94,26 +92,6 @@ std::string signature(const std::vector<TensorTree>& args) {
   return os.str();
 }
 
-// The signature with sizes left out (ranks kept): calls that differ only in sizes share it.
-std::string shape_class(const std::vector<TensorTree>& args) {
-  std::ostringstream os;
-  for (size_t i = 0; i < args.size(); ++i) {
-    if (i) os << ", ";
-    os << args[i].structure_str(false);
-    for (const Tensor& t : args[i].leaves()) os << ':' << dtype_name(t.dtype()) << (t.weak() ? "w" : "") << '/' << t.dim();
-  }
-  return os.str();
-}
-
-// Dynamic dimensions (jit_dynamic.h) unless SPORE_JIT_DYNAMIC=0.
-bool dynamic_enabled() {
-  static const bool on = [] {
-    const char* v = std::getenv("SPORE_JIT_DYNAMIC");
-    return !(v && std::string(v) == "0");
-  }();
-  return on;
-}
-
 // How a call of a graph uses and moves the CPU generator (see SymbolicTrace::functionalize_random).
 struct RandomUse {
   int key_capture = -1;  // position in `captured` of the [seed, base offset] input; -1: none
@@ -124,7 +102,6 @@ struct RandomUse {
 
 struct Traced {
   ir::GraphPtr graph;
-  ir::GraphPtr raw;  // as traced, before the passes (what dynamic dimensions are found from)
   std::vector<Tensor> captured;
   TensorTree out_structure;
   RandomUse random;
@@ -132,34 +109,6 @@ struct Traced {
   mutable std::shared_ptr<const runtime::Plan> plan;
   mutable bool interpret_only = false;  // the lowering failed: the interpreter runs it
   mutable std::string lowering_error;   // why, when interpret_only
-  // A graph over a symbolic dimension: one plan per call signature, lowered for its sizes.
-  bool dynamic = false;
-  std::string signature;  // the parameters' types, the symbolic dimension by name (SPORE_LOG=jit)
-  mutable std::map<std::string, std::shared_ptr<const runtime::Plan>> plans;
-  bool draws_random() const { return random.key_capture >= 0 || random.advance > 0 || random.fixed; }
-  // Whether the call's argument leaves fit the graph's parameters (a symbol: one size each).
-  bool accepts(const std::vector<TensorTree>& args) const {
-    std::map<std::string, int64_t> sizes;
-    size_t i = 0;
-    for (const TensorTree& a : args)
-      for (const Tensor& l : a.leaves()) {
-        if (i >= raw->params().size()) return false;
-        const auto& want = std::get<ir::TensorType>(raw->params()[i++].type);
-        if (static_cast<size_t>(l.dim()) != want.shape.size() || to_ir(l.dtype()) != want.dtype) return false;
-        for (size_t d = 0; d < want.shape.size(); ++d) {
-          const int64_t have = l.size(static_cast<int64_t>(d));
-          if (want.shape[d].is_const()) {
-            if (want.shape[d].value() != have) return false;
-          } else if (want.shape[d].kind() == ir::Dim::Kind::Symbol) {
-            auto [it, fresh] = sizes.emplace(want.shape[d].name(), have);
-            if (!fresh && it->second != have) return false;
-          } else {
-            return false;
-          }
-        }
-      }
-    return true;
-  }
   // Flags the function read while tracing (a Cell's training mode) and the values it saw: the
   // graph serves a call only while all still hold.
   std::vector<std::pair<std::weak_ptr<const std::atomic<bool>>, bool>> guards;
@@ -189,66 +138,12 @@ std::string plans_disabled_reason() {
   return plan_lowerer() != nullptr ? "" : "no plan lowering is linked in";
 }
 
-// Plans kept per graph over a symbolic dimension (each holds its own arena).
-constexpr size_t kMaxPlansPerGraph = 16;
-
-std::atomic<int> g_dynamic_symbols{0};
-// Captured tensors made afresh by each trace and compared by value (a scalar, a small table).
-constexpr int64_t kMaxComparedCapture = 64;
-
-// `t` and `prev` (the same function traced at other sizes) as one graph over a symbolic
-// dimension, optimized; null when they are not the same graph but for sizes, either draws
-// random numbers (its draws' offsets may depend on sizes), they capture other tensors or read
-// other flags, or the passes refuse the symbolic graph.
-std::shared_ptr<Traced> generalize(const Traced& prev, const Traced& t) {
-  if (prev.draws_random() || t.draws_random() || prev.captured.size() != t.captured.size() ||
-      prev.guards.size() != t.guards.size() || !prev.out_structure.same_structure(t.out_structure))
-    return nullptr;
-  // The captured tensors bound to the graph: t's, so they must be prev's or equal small values
-  // (a scalar made during the trace); a value that differs (a size folded into a tensor) keeps
-  // the traces per size.
-  for (size_t i = 0; i < t.captured.size(); ++i) {
-    const Tensor &x = prev.captured[i], &y = t.captured[i];
-    // The same memory (a parameter read through a fresh view object is the same tensor).
-    if (x.is_same(y) || (x.storage() == y.storage() && x.offset() == y.offset() && x.dtype() == y.dtype() &&
-                         x.shape() == y.shape() && x.strides() == y.strides()))
-      continue;
-    if (x.dtype() != y.dtype() || x.shape() != y.shape() || x.numel() > kMaxComparedCapture ||
-        !ops::all(ops::equal(x, y)).item<bool>())
-      return nullptr;
-  }
-  for (size_t i = 0; i < t.guards.size(); ++i)
-    if (prev.guards[i].first.lock() != t.guards[i].first.lock() || prev.guards[i].second != t.guards[i].second)
-      return nullptr;
-  const std::string name = "dyn" + std::to_string(g_dynamic_symbols.fetch_add(1));
-  ir::GraphPtr g = generalize_traces(*prev.raw, *t.raw, name);
-  if (g == nullptr) return nullptr;
-  auto out = std::make_shared<Traced>();
-  out->raw = g;
-  try {
-    out->graph = graph_optimizer() ? graph_optimizer()(g) : g;
-  } catch (const Error& e) {
-    if (log_jit()) std::fprintf(stderr, "[jit] the passes refused a graph over a symbolic dimension, tracing per size: %s\n", e.what());
-    return nullptr;
-  }
-  out->captured = t.captured;
-  out->out_structure = t.out_structure;
-  out->random = t.random;
-  out->guards = t.guards;
-  out->dynamic = true;
-  for (size_t i = 0; i < g->params().size(); ++i) out->signature += (i ? ", " : "") + ir::type_str(g->params()[i].type);
-  return out;
-}
-
 }  // namespace
 
 struct JitCore::Impl {
   std::string name;
   std::mutex mu;
   std::map<std::string, std::vector<std::shared_ptr<const Traced>>> cache;
-  // Per shape class: the graphs over a symbolic dimension, and the last graph traced per size.
-  std::map<std::string, std::vector<std::shared_ptr<const Traced>>> dynamic;
-  std::map<std::string, std::shared_ptr<const Traced>> last_of_class;
   std::string last_key;
   std::shared_ptr<const Traced> last_used;
   int traces = 0;
@@ -289,14 +184,6 @@ TensorTree JitCore::call(const autodiff::TreeFn& f, const std::vector<TensorTree
       for (const auto& t : it->second)
         if (t->guards_hold()) traced = t;
     }
-  }
-  const bool dynamic = dynamic_enabled();
-  const std::string cls = dynamic ? shape_class(args) : std::string();
-  if (traced == nullptr && dynamic) {
-    std::lock_guard<std::mutex> lock(impl_->mu);
-    if (auto it = impl_->dynamic.find(cls); it != impl_->dynamic.end())
-      for (const auto& t : it->second)
-        if (t->guards_hold() && t->accepts(args)) traced = t;
   }
   if (traced == nullptr) {
     if (log_jit()) {
@@ -339,7 +226,6 @@ TensorTree JitCore::call(const autodiff::TreeFn& f, const std::vector<TensorTree
     }
     auto out_leaves = out.leaves();
     t.graph = trace.finish(out_leaves);
-    t.raw = t.graph;
     if (GraphOptimizer opt = graph_optimizer()) t.graph = opt(t.graph);  // the pass pipeline
     t.captured = trace.captured();
     t.out_structure = out;
@@ -355,31 +241,13 @@ TensorTree JitCore::call(const autodiff::TreeFn& f, const std::vector<TensorTree
       std::fprintf(stderr, "[jit] %s draws random numbers: the generator state is a graph input, a call advances it by %llu%s\n",
                    impl_->name.c_str(), static_cast<unsigned long long>(t.random.advance),
                    t.random.fixed ? " (it reseeds the generator: its draws after manual_seed are constants)" : "");
-    // The function traced before at other sizes, and its trace now the same graph but for
-    // sizes: one graph over a symbolic dimension serves both and every later size.
-    std::shared_ptr<const Traced> prev;
-    if (dynamic) {
-      std::lock_guard<std::mutex> lock(impl_->mu);
-      if (auto it = impl_->last_of_class.find(cls); it != impl_->last_of_class.end()) prev = it->second;
-    }
-    std::shared_ptr<Traced> general = prev ? generalize(*prev, t) : nullptr;
     std::lock_guard<std::mutex> lock(impl_->mu);
     ++impl_->traces;
     g_traces.fetch_add(1);
-    if (general) {
-      if (log_jit())
-        std::fprintf(stderr, "[jit] %s: its traces at two sizes are one graph but for sizes: it serves every size "
-                     "of the dimension that changed from now on (inputs %s), a plan lowered per size\n",
-                     impl_->name.c_str(), general->signature.c_str());
-      impl_->dynamic[cls].push_back(general);
-      traced = general;
-    } else {
-      auto& graphs = impl_->cache[key];
-      if (graphs.size() >= kMaxGraphsPerSignature) graphs.erase(graphs.begin());
-      traced = std::make_shared<const Traced>(std::move(t));
-      graphs.push_back(traced);
-      if (dynamic) impl_->last_of_class[cls] = traced;
-    }
+    auto& graphs = impl_->cache[key];
+    if (graphs.size() >= kMaxGraphsPerSignature) graphs.erase(graphs.begin());
+    traced = std::make_shared<const Traced>(std::move(t));
+    graphs.push_back(traced);
   }
   {
     std::lock_guard<std::mutex> lock(impl_->mu);
@@ -412,25 +280,17 @@ TensorTree JitCore::call(const autodiff::TreeFn& f, const std::vector<TensorTree
     for (const Tensor& t : inputs) cpu = cpu && t.device() == kCPU;
     std::lock_guard<std::mutex> lock(impl_->mu);
     const Traced& t = *traced;
-    // Prepared library kernels fix their thread count: a changed count lowers again. A graph
-    // over a symbolic dimension has a plan per signature (the last kMaxPlansPerGraph kept).
-    std::shared_ptr<const runtime::Plan>& slot = t.dynamic ? t.plans[key] : t.plan;
-    if (cpu && !t.interpret_only && (slot == nullptr || slot->threads != num_threads())) {
+    // Prepared library kernels fix their thread count: a changed count lowers again.
+    if (cpu && !t.interpret_only && (t.plan == nullptr || t.plan->threads != num_threads())) {
       try {
-        slot = plan_lowerer()(*t.graph, inputs);
+        t.plan = plan_lowerer()(*t.graph, inputs);
       } catch (const Error& e) {
         if (log_jit()) std::fprintf(stderr, "[jit] %s: lowering failed, interpreting: %s\n", impl_->name.c_str(), e.what());
         t.interpret_only = true;
         t.lowering_error = e.what();
       }
     }
-    if (cpu) plan = slot;
-    if (t.dynamic && t.plans.size() > kMaxPlansPerGraph)
-      for (auto it = t.plans.begin(); it != t.plans.end(); ++it)
-        if (it->first != key) {
-          t.plans.erase(it);
-          break;
-        }
+    if (cpu) plan = t.plan;
     if (!cpu) why_interpreted = "an input is not on the CPU";
     else if (t.interpret_only) why_interpreted = "lowering failed: " + t.lowering_error;
   }

@@ -2,6 +2,7 @@
 #include "transforms/subgraph_plans.h"
 
 #include <atomic>
+#include <cstdio>
 #include <cstdlib>
 #include <map>
 #include <mutex>
@@ -9,6 +10,7 @@
 
 #include "runtime/plan.h"
 #include "spore/error.h"
+#include "spore/threading.h"
 #include "transforms/interpreter.h"
 #include "transforms/plan_lowerer.h"
 
@@ -20,13 +22,22 @@ struct Entry {
   std::shared_ptr<runtime::Plan> plan;   // null: the lowering refused it (interpreted)
 };
 
+bool log_jit() {
+  static const bool on = [] {
+    const char* v = std::getenv("SPORE_LOG");
+    return v && std::string(v).find("jit") != std::string::npos;
+  }();
+  return on;
+}
+
 std::mutex g_mu;
 std::map<std::string, Entry> g_plans;
 std::atomic<int64_t> g_lowered{0};
 
-// The sub-graph's address and the inputs' dtypes and shapes.
+// The sub-graph's address, the thread count (prepared library kernels fix theirs, as a jit
+// plan's do) and the inputs' dtypes and shapes.
 std::string key_of(const ir::Graph* g, std::span<const Tensor> inputs) {
-  std::string k = std::to_string(reinterpret_cast<uintptr_t>(g));
+  std::string k = std::to_string(reinterpret_cast<uintptr_t>(g)) + '/' + std::to_string(num_threads());
   for (const Tensor& t : inputs) {
     k += '|';
     k += std::to_string(static_cast<int>(t.dtype()));
@@ -47,8 +58,10 @@ std::shared_ptr<runtime::Plan> plan_for(const ir::GraphPtr& g, std::span<const T
   try {
     plan = lower(*g, inputs);
     g_lowered.fetch_add(1);
-  } catch (const Error&) {
+  } catch (const Error& e) {
     plan = nullptr;  // a value of run-time shape, an op without a kernel: interpreted
+    if (log_jit())
+      std::fprintf(stderr, "[jit] sub-graph @%s is interpreted inside its plan: %s\n", g->name().c_str(), e.what());
   }
   std::lock_guard<std::mutex> lock(g_mu);
   // The plans of sub-graphs no jit function holds any more go (their addresses may be reused).

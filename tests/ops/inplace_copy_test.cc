@@ -52,6 +52,17 @@ TEST(InplaceCopy, OverlappingSourceIsReadBeforeItIsWritten) {
   EXPECT_EQ(by_index(sq), t);
 }
 
+// Two halves of one storage (as a plan's arena holds every value) do not overlap: copied as
+// they are, and the other half untouched.
+TEST(InplaceCopy, DisjointPartsOfOneStorageCopyDirectly) {
+  Tensor base = arange(0, 2 * 64 * 64).to(DType::Float32).reshape({2, 64, 64});
+  Tensor lo = select(base, 0, 0), hi = select(base, 0, 1);
+  const auto want = by_index(transpose(hi, 0, 1));
+  copy_(lo, transpose(hi, 0, 1));
+  EXPECT_EQ(by_index(lo), want);
+  EXPECT_EQ(by_index(hi), by_index(arange(64 * 64, 2 * 64 * 64).to(DType::Float32).reshape({64, 64})));
+}
+
 TEST(InplaceCopy, NonDenseDestinationWritesOnlyItsElements) {
   Tensor base = zeros({4, 6});
   Tensor cols = slice(base, 1, 1, 5, 2);  // columns 1 and 3: not dense

@@ -5,6 +5,9 @@
 #include <gtest/gtest.h>
 
 #include "pass_text.h"
+#include "passes/lower_plan.h"
+#include "runtime/plan.h"
+#include "spore/spore.h"
 
 namespace spore::passes {
 namespace {
@@ -41,6 +44,39 @@ graph @main(%0: data float32[4], %1: parameter float32[4], %2: buffer float32[4]
   %10 = exp{a=0, b=0}(%9) : float32[4]
   return %10, %8 updates %1, %6 updates %2
 })"));
+}
+
+// A node of v's update that reads w waits for the late value v's update needs; w's update then
+// waits for it too (else it would overwrite w first), and both still update in place.
+TEST(PassHoistUpdates, AWriterFollowsADelayedReaderOfItsParameter) {
+  const std::string text = R"(
+graph @main(%0: data float32[4], %1: parameter float32[4], %2: parameter float32[4]) {
+  %3 = neg{a=0, b=0}(%0) : float32[4]
+  %4 = mul{}(%1, %1) : float32[4]
+  %5 = exp{a=0, b=0}(%0) : float32[4]
+  %6 = exp{a=0, b=0}(%5) : float32[4]
+  %7 = mul{}(%4, %6) : float32[4]
+  %8 = add{}(%2, %7) : float32[4]
+  %9 = sub{}(%1, %3) : float32[4]
+  return %6, %9 updates %1, %8 updates %2
+})";
+  // (w's gradient %3 feeds only w's update, so it goes with it.)
+  EXPECT_EQ(run_pass(hoist_updates, text), canonical(R"(
+graph @main(%0: data float32[4], %1: parameter float32[4], %2: parameter float32[4]) {
+  %3 = exp{a=0, b=0}(%0) : float32[4]
+  %4 = exp{a=0, b=0}(%3) : float32[4]
+  %5 = neg{a=0, b=0}(%0) : float32[4]
+  %6 = mul{}(%1, %1) : float32[4]
+  %7 = mul{}(%6, %4) : float32[4]
+  %8 = add{}(%2, %7) : float32[4]
+  %9 = sub{}(%1, %5) : float32[4]
+  return %4, %9 updates %1, %8 updates %2
+})"));
+  const std::vector<Tensor> in = {ops::ones({4}), ops::ones({4}) * 2.0, ops::ones({4}) * 3.0};
+  const auto plan = lower_plan(*hoist_updates(parse(text)), in);
+  int donated = 0;
+  for (const auto& sl : plan->slots) donated += sl.kind == runtime::SlotKind::Donated;
+  EXPECT_EQ(donated, 2) << runtime::plan_str(*plan);
 }
 
 TEST(PassHoistUpdates, LeavesWhatAlsoReachesOtherOutputsOrManyParameters) {

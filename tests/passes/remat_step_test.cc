@@ -8,6 +8,7 @@
 #include "passes/lower_plan.h"
 #include "passes/pipeline.h"
 #include "runtime/plan.h"
+#include "spore/models/resnet.h"
 #include "spore/spore.h"
 #include "trace_program.h"
 #include "transforms/interpreter.h"
@@ -75,6 +76,45 @@ TEST(RematStep, ResNetBlocksKeepLessAndComputeTheSameGradients) {
       ASSERT_NEAR(x[j], w[j], 1e-4 * scale) << "output " << i << " element " << j;
     }
   }
+}
+
+}  // namespace
+}  // namespace spore::passes
+
+namespace spore::passes {
+namespace {
+
+// A whole training step at level 2 (remat, fusion, hoisted updates, SGD momentum in place):
+// the same losses and parameters as PyNative after three steps.
+TEST(RematStep, TrainingStepAtLevelTwoMatchesPyNative) {
+  auto run = [](Mode mode, std::vector<float>& losses) {
+    manual_seed(6);
+    auto net = std::make_unique<nn::SequentialCell>();
+    for (int b = 0; b < 4; ++b) net->add(std::make_unique<models::BasicBlock>(64, 64));
+    net->add(std::make_unique<nn::AdaptiveAvgPool2d>(1));
+    net->add(std::make_unique<nn::Flatten>());
+    net->add(std::make_unique<nn::Dense>(64, 10));
+    set_context(mode);
+    optim::SGD opt(net->parameters(), {.lr = 0.05, .momentum = 0.9});
+    train::Model model(*net, [](const Tensor& o, const Tensor& y) { return cross_entropy(o, y); }, opt);
+    manual_seed(7);
+    const Tensor x = normal({16, 64, 16, 16}), y = randint(0, 10, {16});
+    for (int s = 0; s < 3; ++s) losses.push_back(model.train_step(x, y).first.item<float>());
+    set_context(Mode::PyNative);
+    std::vector<float> params;
+    for (const Tensor& p : net->parameters())
+      for (float v : p.to_vector<float>()) params.push_back(v);
+    return params;
+  };
+  std::vector<float> eager_losses, graph_losses;
+  const auto eager = run(Mode::PyNative, eager_losses);
+  ::setenv("SPORE_OPT_LEVEL", "2", 1);
+  const auto graph = run(Mode::Graph, graph_losses);
+  ::unsetenv("SPORE_OPT_LEVEL");
+  for (size_t i = 0; i < eager_losses.size(); ++i)
+    EXPECT_NEAR(graph_losses[i], eager_losses[i], 1e-4 * std::abs(eager_losses[i])) << "step " << i;
+  ASSERT_EQ(graph.size(), eager.size());
+  for (size_t i = 0; i < graph.size(); ++i) ASSERT_NEAR(graph[i], eager[i], 1e-4 * (1 + std::abs(eager[i]))) << i;
 }
 
 }  // namespace
