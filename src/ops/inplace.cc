@@ -4,11 +4,10 @@
 // instead of computing a wrong gradient (shared/ARCHITECTURE.md, "PyNative"). Under jit or vmap
 // the write is functionalized by the trace (shared/ARCHITECTURE.md, "State"): later reads see the
 // new value, and a written input or captured tensor becomes state that the graph updates.
-#include <array>
 #include <utility>
 #include <cstring>
 
-#include "backends/cpu/elementwise_loop.h"
+#include "prims/strided_copy.h"
 
 #include "runtime/dispatch.h"
 #include "runtime/trace_hooks.h"
@@ -17,19 +16,8 @@
 namespace spore::ops {
 namespace {
 
-// True when `t` covers its elements' span without gaps or overlap, in some dim order (row-major,
-// channels-last, a permutation): the layouts the elementwise loop writes in runs.
-bool dense(const Tensor& t) {
-  if (t.dim() > 16 || t.device().type != DeviceType::CPU) return false;
-  const Buffer b{nullptr, t.dtype(), static_cast<int>(t.dim()), t.shape().data(), t.strides().data()};
-  std::array<int, 16> order{};
-  const int n = cpu::memory_order(b, order);
-  int64_t expect = 1;
-  for (int i = n; i-- > 0;) {
-    if (b.strides[order[static_cast<size_t>(i)]] != expect) return false;
-    expect *= b.shape[order[static_cast<size_t>(i)]];
-  }
-  return true;
+Buffer buffer_of(const Tensor& t, void* data) {
+  return Buffer{data, t.dtype(), static_cast<int>(t.dim()), t.shape().data(), t.strides().data()};
 }
 
 // True when the elements of `a` and `b` may share bytes: the same storage and intersecting
@@ -72,16 +60,10 @@ Tensor& copy_(Tensor& dst, const Tensor& src) {
   const Shape& s = dst.shape();
   Tensor v = broadcast_to(src.dtype() == dst.dtype() ? src : src.to(dst.dtype()), s);
   if (overlap(v, dst)) v = v.clone();  // an overlapping source is read whole first
-  if (dense(dst)) {
+  if (dst.device().type == DeviceType::CPU && prims::is_dense(buffer_of(dst, dst.data_ptr()))) {
     // Runs of the destination's memory order, each input run gathered (strided, broadcast):
     // the executor copies reshaped attention heads and control-flow results through here.
-    const Buffer in{const_cast<void*>(v.data_ptr()), v.dtype(), static_cast<int>(v.dim()), v.shape().data(),
-                    v.strides().data()};
-    const Buffer out{dst.data_ptr(), dst.dtype(), static_cast<int>(dst.dim()), s.data(), dst.strides().data()};
-    const size_t isz = dst.itemsize();
-    cpu::elementwise_loop<1>(std::span<const Buffer>(&in, 1), out, [&](const char* const* x, char* y, int64_t n) {
-      std::memcpy(y, x[0], static_cast<size_t>(n) * isz);
-    });
+    prims::strided_copy(buffer_of(v, const_cast<void*>(v.data_ptr())), buffer_of(dst, dst.data_ptr()));
     dst.storage()->bump_version();
     return dst;
   }
