@@ -155,13 +155,7 @@ std::pair<ir::ValueRef, ir::ValueRef> scale_shift(GraphEditor& ed, const ir::Nod
   const ir::ValueRef mean = in[i], var = in[i + 1];
   const std::string& sc = bn.scope();
   const auto& vt = std::get<ir::TensorType>(ed.type_of(var));
-  ConstantAttrs eps;
-  eps.dtype = transforms::from_ir(vt.dtype);
-  eps.weak = false;
-  eps.f = a.eps;
-  const ir::ValueRef e = ed.add(std::make_shared<const ir::Node>(
-      transforms::kConstantOp, std::make_shared<const ConstantAttrs>(eps), std::vector<ir::ValueRef>{},
-      std::vector<ir::Type>{ir::TensorType{vt.dtype, false, {}, {}}}, sc))[0];
+  const ir::ValueRef e = emit_float_literal(ed, vt.dtype, a.eps, sc);
   auto none = std::make_shared<const NoAttrs>();
   auto unary = std::make_shared<const prims::UnaryAttrs>();
   const ir::ValueRef inv = emit_op(ed, "reciprocal", unary, {emit_op(ed, "sqrt", unary, {emit_op(ed, "add", none, {var, e}, sc)}, sc)}, sc);

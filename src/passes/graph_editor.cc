@@ -79,6 +79,16 @@ ir::ValueRef emit_op(GraphEditor& ed, const std::string& op, std::shared_ptr<con
   return ed.add_checked(node)[0];
 }
 
+ir::ValueRef emit_float_literal(GraphEditor& ed, ir::DType dt, double f, const std::string& scope) {
+  transforms::ConstantAttrs c;
+  c.dtype = transforms::from_ir(dt);
+  c.weak = false;
+  c.f = f;
+  return ed.add(std::make_shared<const ir::Node>(transforms::kConstantOp, std::make_shared<const transforms::ConstantAttrs>(c),
+                                                std::vector<ir::ValueRef>{},
+                                                std::vector<ir::Type>{ir::TensorType{dt, false, {}, {}}}, scope))[0];
+}
+
 const transforms::ConstantAttrs* literal_at(const GraphEditor& ed, ir::ValueRef v) {
   const ir::Node* m = ed.producer(v);
   return m && m->op() == transforms::kConstantOp ? static_cast<const transforms::ConstantAttrs*>(m->attrs()) : nullptr;

@@ -48,6 +48,9 @@ class GraphEditor {
 ir::ValueRef emit_op(GraphEditor& ed, const std::string& op, std::shared_ptr<const void> attrs,
                      std::vector<ir::ValueRef> inputs, const std::string& scope);
 
+/// Appends a strong 0-d literal of floating dtype `dt` and value `f` in scope `scope`.
+ir::ValueRef emit_float_literal(GraphEditor& ed, ir::DType dt, double f, const std::string& scope);
+
 /// The literal (a `constant` node's value) that new value `v` is, or null.
 const transforms::ConstantAttrs* literal_at(const GraphEditor& ed, ir::ValueRef v);
 

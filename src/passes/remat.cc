@@ -15,8 +15,6 @@
 namespace spore::passes {
 namespace {
 
-using transforms::ConstantAttrs;
-
 constexpr size_t kMinBytes = size_t{1} << 20;  // smaller values do not pay for a recompute
 constexpr int64_t kMinGap = 32;                // nodes between a value's early and late readers
 constexpr size_t kMaxNodes = 8;                // elementwise nodes one recipe may recompute
@@ -124,16 +122,6 @@ class Planner {
   const std::vector<char>& remade_;
 };
 
-ir::ValueRef constant(GraphEditor& ed, ir::DType dt, double f, const std::string& scope) {
-  ConstantAttrs c;
-  c.dtype = transforms::from_ir(dt);
-  c.weak = false;
-  c.f = f;
-  return ed.add(std::make_shared<const ir::Node>(transforms::kConstantOp, std::make_shared<const ConstantAttrs>(c),
-                                                std::vector<ir::ValueRef>{},
-                                                std::vector<ir::Type>{ir::TensorType{dt, false, {}, {}}}, scope))[0];
-}
-
 // (x - mean) * scale + bias with scale = weight / sqrt(var + eps), per channel: the forward
 // kernel's formula (prims/batch_norm.cc) on the forward's own statistics (remat.h: rounding).
 ir::ValueRef emit_batch_norm(GraphEditor& ed, const ir::Node& bn, int32_t k, const std::map<size_t, ir::ValueRef>& made,
@@ -153,7 +141,7 @@ ir::ValueRef emit_batch_norm(GraphEditor& ed, const ir::Node& bn, int32_t k, con
   const auto& xt = std::get<ir::TensorType>(bn.outputs()[0]);
   auto none = std::make_shared<const NoAttrs>();
   auto unary = std::make_shared<const prims::UnaryAttrs>();
-  const ir::ValueRef e = constant(ed, xt.dtype, a.eps, sc);
+  const ir::ValueRef e = emit_float_literal(ed, xt.dtype, a.eps, sc);
   const ir::ValueRef inv =
       emit_op(ed, "reciprocal", unary, {emit_op(ed, "sqrt", unary, {emit_op(ed, "add", none, {var, e}, sc)}, sc)}, sc);
   const ir::ValueRef scale = w ? emit_op(ed, "mul", none, {inv, *w}, sc) : inv;

@@ -10,6 +10,7 @@
 
 #include "backends/cpu/elementwise_loop.h"
 #include "core/primitive.h"
+#include "prims/strided_copy.h"
 
 namespace spore::prims::nn {
 
@@ -26,10 +27,7 @@ class Contig {
     const size_t isz = dtype_size(b.dtype);
     copy_.resize(static_cast<size_t>(b.numel()) * isz + 64);
     Strides st = contiguous_strides(Shape(std::span<const Dim>(b.shape, static_cast<size_t>(b.ndim))));
-    Buffer o{copy_.data(), b.dtype, b.ndim, b.shape, st.data()};
-    cpu::elementwise_loop<1>(std::span<const Buffer>(&b, 1), o, [&](const char* const* x, char* y, int64_t n) {
-      std::memcpy(y, x[0], static_cast<size_t>(n) * isz);
-    });
+    strided_copy(b, Buffer{copy_.data(), b.dtype, b.ndim, b.shape, st.data()});
     ptr_ = copy_.data();
   }
   template <class T>
@@ -44,11 +42,7 @@ class Contig {
 /// (dense) strides, e.g. a channels-last result a kernel computed row-major.
 inline void copy_into(const void* contiguous, const Buffer& b) {
   const Strides st = contiguous_strides(Shape(std::span<const Dim>(b.shape, static_cast<size_t>(b.ndim))));
-  const Buffer src{const_cast<void*>(contiguous), b.dtype, b.ndim, b.shape, st.data()};
-  const size_t isz = dtype_size(b.dtype);
-  cpu::elementwise_loop<1>(std::span<const Buffer>(&src, 1), b, [&](const char* const* x, char* y, int64_t n) {
-    std::memcpy(y, x[0], static_cast<size_t>(n) * isz);
-  });
+  strided_copy(Buffer{const_cast<void*>(contiguous), b.dtype, b.ndim, b.shape, st.data()}, b);
 }
 
 /// Calls f(T{}) for the floating dtypes; other dtypes are an internal error (ops check first).
