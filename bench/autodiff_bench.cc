@@ -144,4 +144,38 @@ void BM_ad_lstm_step(benchmark::State& st) {
 }
 BENCHMARK(BM_ad_lstm_step)->Arg(1)->Arg(2)->Unit(benchmark::kMicrosecond)->UseRealTime();
 
+
+// 5. Reverse mode through a 256-trip while_loop (x <- tanh(x w) + 0.1 x, x 128x256, w 256x256),
+// compiled, gradient of w: every trip's residuals kept (checkpoint_every 0) against checkpoints
+// every k-th trip. Spore only (PyTorch has no loop node to checkpoint); `peak_mib` is the
+// allocator's peak during one gradient, the time is per gradient.
+Tensor while_recur(const Tensor& x0, const Tensor& w, const Tensor& n, int64_t every) {
+  auto r = while_loop([&](const TensorTree& c) -> Tensor { return c[1].tensor() < n; },
+                      [&](const TensorTree& c) {
+                        const Tensor x = c[0].tensor();
+                        return TensorTree(std::vector<TensorTree>{TensorTree(ops::tanh(ops::matmul(x, w)) + x * 0.1),
+                                                                  TensorTree(c[1].tensor() + 1.0)});
+                      },
+                      TensorTree(std::vector<TensorTree>{TensorTree(x0), TensorTree(ops::zeros_like(n))}),
+                      WhileOptions{every});
+  return ops::sum(r[0].tensor() * r[0].tensor());
+}
+void BM_ad_while_grad_checkpoint(benchmark::State& st) {
+  threads(st, st.range(1));
+  const int64_t every = st.range(0);
+  manual_seed(6);
+  const Tensor x0 = ops::normal({128, 256}), w = ops::normal({256, 256}, 0, 0.1), n = ops::scalar_tensor(256.0);
+  auto f = [every](const Tensor& x, const Tensor& wv, const Tensor& nv) { return while_recur(x, wv, nv, every); };
+  auto g = jit([&](const Tensor& x, const Tensor& wv, const Tensor& nv) { return grad(f, {1})(x, wv, nv); });
+  benchmark::DoNotOptimize(g(x0, w, n));
+  const size_t base = memory_stats().bytes_in_use;
+  reset_peak_memory_stats();
+  for (auto _ : st) benchmark::DoNotOptimize(g(x0, w, n));
+  st.counters["peak_mib"] = static_cast<double>(memory_stats().peak_bytes_in_use - base) / (1 << 20);
+  st.counters["checkpoint_every"] = static_cast<double>(every);
+}
+BENCHMARK(BM_ad_while_grad_checkpoint)
+    ->Args({0, 2})->Args({4, 2})->Args({16, 2})->Args({64, 2})
+    ->Unit(benchmark::kMillisecond)->UseRealTime();
+
 }  // namespace

@@ -50,11 +50,14 @@ inline void for_each_roundtrip_program(const CheckProgram& check) {
                                                            [](const TensorTree& t) { return TensorTree(t.tensor() * 3.0); }}, x[1]).tensor();
     Tensor w = while_loop([](const TensorTree& t) -> Tensor { return sum(t.tensor()) < 100.0; },
                           [](const TensorTree& t) { return TensorTree(t.tensor() * 2.0 + 1.0); }, abs(x[0])).tensor();
+    Tensor wc = while_loop([](const TensorTree& t) -> Tensor { return sum(t.tensor()) < 50.0; },  // checkpointed
+                           [](const TensorTree& t) { return TensorTree(t.tensor() * 1.5 + 1.0); }, abs(x[1]),
+                           WhileOptions{2}).tensor();
     auto [carry, ys] = scan([](const TensorTree& cc, const TensorTree& xi) {
                               Tensor n = cc.tensor() + xi.tensor();
                               return std::make_pair(TensorTree(n), TensorTree(n * n));
                             }, TensorTree(zeros({3}, {x[1].dtype()})), TensorTree(x[1]));
-    return std::vector<Tensor>{c, s, w, carry.tensor(), ys.tensor()};
+    return std::vector<Tensor>{c, s, w, wc, carry.tensor(), ys.tensor()};
   }, {a, b});
 }
 

@@ -22,10 +22,19 @@ TensorTree cond(const Tensor& pred, const TreeFunction& true_fn, const TreeFunct
                 const TensorTree& operands);
 /// branches[index](operands); index (a 0-d integer tensor) is clamped to the valid range.
 TensorTree switch_case(const Tensor& index, const std::vector<TreeFunction>& branches, const TensorTree& operands);
+/// How reverse mode keeps what a while_loop's backward needs.
+struct WhileOptions {
+  /// 0: every trip's residuals are kept (fastest; memory grows with the trip count). k > 0: only
+  /// the carries entering every k-th trip are kept, and the backward recomputes each segment of
+  /// k trips from its checkpoint, one segment at a time: memory for about trips/k + k carries
+  /// (smallest near k = sqrt(trips)) for about one more forward pass. In both modes; in
+  /// PyNative the loop is then recorded as one node rather than op by op.
+  int64_t checkpoint_every = 0;
+};
 /// carry = init; while (cond_fn(carry)) carry = body_fn(carry); return carry. cond_fn returns a
 /// 0-d bool tensor. Reverse mode works with a data-dependent trip count.
 TensorTree while_loop(const std::function<Tensor(const TensorTree&)>& cond_fn, const TreeFunction& body_fn,
-                      const TensorTree& init);
+                      const TensorTree& init, const WhileOptions& options = {});
 /// fn(carry, x) -> (carry, y) over the leading axis of every leaf of xs; returns the final carry
 /// and the ys stacked on a new leading axis. `reverse` walks xs from the end.
 using ScanFunction = std::function<std::pair<TensorTree, TensorTree>(const TensorTree& carry, const TensorTree& x)>;

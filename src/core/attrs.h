@@ -28,10 +28,18 @@ template <class S, class M>
 struct Field {
   const char* name;
   M S::*member;
+  /// A field added after files were written: printed only when it differs from its default, and
+  /// read as the default when the text ends before it (it must come after every other field), so
+  /// text IR and model files from before it still load and print the same.
+  bool optional = false;
 };
 template <class S, class M>
 constexpr Field<S, M> field(const char* name, M S::*member) {
-  return {name, member};
+  return {name, member, false};
+}
+template <class S, class M>
+constexpr Field<S, M> optional_field(const char* name, M S::*member) {
+  return {name, member, true};
 }
 
 /// Attributes of primitives that have none.
@@ -282,13 +290,15 @@ template <class A>
 std::string attrs_str(const A& a) {
   std::ostringstream os;
   bool first = true;
-  std::apply(
-      [&](auto... f) {
-        ((os << (first ? "" : ", ") << f.name << '=', attr_detail::print_value(os, a.*(f.member)),
-          first = false),
-         ...);
-      },
-      A::fields());
+  auto print_one = [&](const auto& f) {
+    using M = std::decay_t<decltype(a.*(f.member))>;
+    if (f.optional && attr_detail::same_value(a.*(f.member), M{})) return;
+    os << (first ? "" : ", ") << f.name << '=';
+    attr_detail::print_value(os, a.*(f.member));
+    first = false;
+  };
+  std::apply([&](auto... f) { (print_one(f), ...); }, A::fields());
+  (void)print_one;  // attribute structs with no fields
   return os.str();
 }
 
@@ -298,14 +308,15 @@ A attrs_parse(std::string_view text) {
   A a{};
   attr_detail::AttrReader r(text);
   bool first = true;
-  std::apply(
-      [&](auto... f) {
-        ((first ? void() : r.expect(','), first = false,
-          (r.name() == f.name ? void() : r.fail(std::string("expected field ") + f.name)),
-          attr_detail::parse_value(r, a.*(f.member))),
-         ...);
-      },
-      A::fields());
+  auto parse_one = [&](const auto& f) {
+    if (f.optional && r.at_end()) return;
+    if (!first) r.expect(',');
+    first = false;
+    if (r.name() != f.name) r.fail(std::string("expected field ") + f.name);
+    attr_detail::parse_value(r, a.*(f.member));
+  };
+  std::apply([&](auto... f) { (parse_one(f), ...); }, A::fields());
+  (void)parse_one;
   if (!r.at_end()) r.fail("unexpected text after the last field");
   return a;
 }

@@ -48,12 +48,16 @@ struct ControlFlowAttrs {
   bool reverse = false;   // scan
   bool stack = false;     // while: also output the trip count and the body's stacked extras
   std::string trip_symbol;  // while with stack: the symbol naming the trip count dimension
+  /// while: 0 keeps every trip's residuals for reverse mode; k > 0 keeps the carries entering
+  /// every k-th trip and recomputes each segment in the backward (control_flow_checkpoint.cc).
+  int64_t checkpoint_every = 0;
   std::vector<ir::GraphPtr> graphs;  // the node's sub-graphs (printed as nested graphs, not fields)
   std::shared_ptr<const ResidualPlan> plan;  // set when built with residual outputs
   static constexpr auto fields() {
     return std::make_tuple(field("num_carry", &ControlFlowAttrs::num_carry), field("length", &ControlFlowAttrs::length),
                            field("reverse", &ControlFlowAttrs::reverse), field("stack", &ControlFlowAttrs::stack),
-                           field("trip_symbol", &ControlFlowAttrs::trip_symbol));
+                           field("trip_symbol", &ControlFlowAttrs::trip_symbol),
+                           optional_field("checkpoint_every", &ControlFlowAttrs::checkpoint_every));
   }
 };
 

@@ -134,23 +134,12 @@ TensorTree switch_case(const Tensor& index, const std::vector<TreeFunction>& fns
   return branches("switch_case", transforms::switch_primitive(), index, fns, operands);
 }
 
-TensorTree while_loop(const std::function<Tensor(const TensorTree&)>& cond_fn, const TreeFunction& body_fn,
-                      const TensorTree& init) {
-  if (!tracing()) {
-    TensorTree carry = init;
-    const std::string want = types_of(init);
-    for (;;) {
-      Tensor c = cond_fn(carry);
-      SPORE_CHECK(c.dtype() == DType::Bool && c.dim() == 0, "[while_loop] cond_fn must return a 0-d bool tensor, got ",
-                  dtype_name(c.dtype()), shape_str(c.shape()));
-      if (!c.item<bool>()) return carry;
-      carry = body_fn(carry);
-      SPORE_CHECK(types_of(carry) == want, "[while_loop] body_fn changes the carried values: they enter as ", want,
-                  " and leave as ", types_of(carry), "; the loop carry must keep its structure, dtypes and shapes");
-    }
-  }
-  // The loop-invariant outside tensors become extra carries that the body passes through.
-  const size_t n = init.num_leaves();
+namespace {
+
+// The while node of a loop: the sub-graphs, and its operands (the carries, then the outside
+// tensors the functions use, which ride along as carries the body passes through).
+std::pair<ControlFlowAttrs, std::vector<Tensor>> while_node(const std::function<Tensor(const TensorTree&)>& cond_fn,
+                                                            const TreeFunction& body_fn, const TensorTree& init) {
   std::vector<Body> fns{[&](const TensorTree& c) { return TensorTree(cond_fn(c)); },
                         [&](const TensorTree& c) { return body_fn(c); }};
   Traced first = trace_closed("while_loop", fns, init);
@@ -172,8 +161,62 @@ TensorTree while_loop(const std::function<Tensor(const TensorTree&)>& cond_fn, c
   ControlFlowAttrs a;
   a.num_carry = static_cast<int64_t>(all.size());
   a.graphs = t.graphs;
-  auto outs = transforms::call_control_flow(transforms::while_primitive(), a, all);
-  outs.resize(n);
+  return {std::move(a), std::move(all)};
+}
+
+// Whether a PyNative tape (and no forward-mode frame) is open: then a checkpointed loop is
+// recorded as one node, so the tape keeps its operands rather than every trip's ops.
+bool reverse_tapes_only() {
+  const auto frames = autodiff::active_frames();
+  bool tape = false;
+  for (const autodiff::Frame* f : frames) {
+    if (f->kind() == autodiff::Frame::Kind::Forward) return false;
+    tape = tape || f->kind() == autodiff::Frame::Kind::Tape;
+  }
+  return tape;
+}
+
+// PyNative with checkpointing: the loop runs with the tapes set aside, and one while node is
+// recorded on the tapes that track an operand; its vjp recomputes segment by segment.
+std::vector<Tensor> recorded_while(const ControlFlowAttrs& a, const std::vector<Tensor>& all) {
+  const Primitive& p = transforms::while_primitive();
+  // Built to output its checkpoints (null when no tape tracks an operand: then it runs plainly).
+  const std::shared_ptr<ControlFlowAttrs> aug = transforms::with_residuals(p, a, all);
+  std::vector<Tensor> out;
+  {
+    autodiff::SuspendAbove none(0);
+    out = transforms::call_control_flow(p, aug ? *aug : a, all);
+  }
+  if (!aug) return out;
+  for (Tensor& o : out) o = autodiff::fresh_alias(o);
+  autodiff::record_eager(p, aug.get(), all, out);
+  return out;
+}
+
+}  // namespace
+
+TensorTree while_loop(const std::function<Tensor(const TensorTree&)>& cond_fn, const TreeFunction& body_fn,
+                      const TensorTree& init, const WhileOptions& options) {
+  SPORE_CHECK(options.checkpoint_every >= 0, "[while_loop] checkpoint_every must be 0 (keep every trip's residuals) or "
+              "a positive trip count between checkpoints, got ", options.checkpoint_every);
+  const bool record_node = options.checkpoint_every > 0 && !tracing() && reverse_tapes_only();
+  if (!tracing() && !record_node) {
+    TensorTree carry = init;
+    const std::string want = types_of(init);
+    for (;;) {
+      Tensor c = cond_fn(carry);
+      SPORE_CHECK(c.dtype() == DType::Bool && c.dim() == 0, "[while_loop] cond_fn must return a 0-d bool tensor, got ",
+                  dtype_name(c.dtype()), shape_str(c.shape()));
+      if (!c.item<bool>()) return carry;
+      carry = body_fn(carry);
+      SPORE_CHECK(types_of(carry) == want, "[while_loop] body_fn changes the carried values: they enter as ", want,
+                  " and leave as ", types_of(carry), "; the loop carry must keep its structure, dtypes and shapes");
+    }
+  }
+  auto [a, all] = while_node(cond_fn, body_fn, init);
+  a.checkpoint_every = options.checkpoint_every;
+  auto outs = record_node ? recorded_while(a, all) : transforms::call_control_flow(transforms::while_primitive(), a, all);
+  outs.resize(init.num_leaves());
   return init.with_leaves(outs);
 }
 

@@ -18,6 +18,7 @@
 #include "autodiff/frames.h"
 #include "spore/ops.h"
 #include "transforms/control_flow.h"
+#include "transforms/control_flow_checkpoint.h"
 #include "transforms/control_flow_helpers.h"
 #include "transforms/interpreter.h"
 #include "transforms/linearize.h"
@@ -224,7 +225,8 @@ std::shared_ptr<ControlFlowAttrs> with_residuals(const Primitive& p, const Contr
   for (bool t : taped) any = any || t;
   if (!any) return nullptr;
   if (&p == &scan_primitive()) return scan(a, in, taped);
-  if (&p == &while_primitive()) return loop(a, in);
+  // A checkpointed loop outputs every k-th trip's carries instead (control_flow_checkpoint.cc).
+  if (&p == &while_primitive()) return a.checkpoint_every > 0 ? checkpointed_loop(a, in) : loop(a, in);
   return branches(p, a, in, taped);
 }
 

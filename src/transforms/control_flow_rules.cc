@@ -25,6 +25,8 @@
 #include "spore/error.h"
 #include "spore/ops.h"
 #include "transforms/control_flow.h"
+#include "transforms/control_flow_checkpoint.h"
+#include "transforms/control_flow_vjp.h"
 #include "transforms/control_flow_helpers.h"
 #include "transforms/interpreter.h"
 #include "transforms/trace.h"
@@ -46,18 +48,10 @@ ir::GraphPtr trace_graph(const std::string& name, std::span<const TensorType> in
   return g;
 }
 
-namespace {
-
-const ControlFlowAttrs& cf(const void* a) { return *static_cast<const ControlFlowAttrs*>(a); }
-
-std::vector<Tensor> slice(std::span<const Tensor> v, size_t b, size_t e) { return {v.begin() + b, v.begin() + e}; }
-
-Tensor zeros_of(const TensorType& t) { return ops::zeros(t.shape, {t.dtype}); }
-
 // The vjp of `g` (run by the interpreter) at `x`: cotangents for the positions `wrt` of x, given
 // cotangents for the float outputs of g (in order).
-std::vector<Tensor> graph_vjp(const ir::Graph& g, std::span<const Tensor> x, const std::vector<int>& wrt,
-                              std::span<const Tensor> out_cts) {
+std::vector<Tensor> cf_vjp::graph_vjp(const ir::Graph& g, std::span<const Tensor> x, const std::vector<int>& wrt,
+                                      std::span<const Tensor> out_cts) {
   if (wrt.empty()) return {};
   autodiff::TreeFn f = [&g](const std::vector<TensorTree>& args) {
     std::vector<Tensor> in;
@@ -74,6 +68,27 @@ std::vector<Tensor> graph_vjp(const ir::Graph& g, std::span<const Tensor> x, con
   for (auto& t : g_in) out.push_back(t.tensor());
   return out;
 }
+
+// Cotangents of the float outputs (zeros where undefined), in output order.
+std::vector<Tensor> cf_vjp::float_cts(const VjpArgs& a, size_t begin, size_t end) {
+  std::vector<Tensor> c;
+  for (size_t j = begin; j < end; ++j) {
+    if (!is_floating(a.out_types[j].dtype)) continue;
+    if (a.cotangents[j].defined()) c.push_back(a.cotangents[j]);
+    else if (cf_helpers::has_runtime_dims(a.out_types[j])) c.push_back(cf_helpers::zeros_like_at_run_time(a.outputs[j]));
+    else c.push_back(ops::zeros(a.out_types[j].shape, {a.out_types[j].dtype}));
+  }
+  return c;
+}
+
+namespace {
+
+using cf_vjp::float_cts;
+using cf_vjp::graph_vjp;
+
+const ControlFlowAttrs& cf(const void* a) { return *static_cast<const ControlFlowAttrs*>(a); }
+
+std::vector<Tensor> slice(std::span<const Tensor> v, size_t b, size_t e) { return {v.begin() + b, v.begin() + e}; }
 
 // The jvp of `g` at `x` along `t` (undefined = zero): tangents of g's outputs (zeros for
 // non-float outputs are left undefined and returned as zeros of their type).
@@ -92,18 +107,6 @@ std::vector<Tensor> graph_jvp(const ir::Graph& g, std::span<const Tensor> x, std
 using cf_helpers::float_positions;
 using cf_helpers::slice_type;
 using cf_helpers::types_of;
-
-// Cotangents of the float outputs (zeros where undefined), in output order.
-std::vector<Tensor> float_cts(const VjpArgs& a, size_t begin, size_t end) {
-  std::vector<Tensor> c;
-  for (size_t j = begin; j < end; ++j) {
-    if (!is_floating(a.out_types[j].dtype)) continue;
-    if (a.cotangents[j].defined()) c.push_back(a.cotangents[j]);
-    else if (cf_helpers::has_runtime_dims(a.out_types[j])) c.push_back(cf_helpers::zeros_like_at_run_time(a.outputs[j]));
-    else c.push_back(zeros_of(a.out_types[j]));
-  }
-  return c;
-}
 
 // Whether an output at or past `n` (a residual of a node built for reverse mode) has a
 // cotangent: then the node is differentiated again and its residuals' derivatives are needed.
@@ -355,6 +358,7 @@ void while_vjp_from_residuals(const VjpArgs& a, const ResidualPlan& plan, std::s
 
 void while_vjp(const VjpArgs& a, std::span<Tensor> in_ct) {
   const auto& at = cf(a.attrs);
+  if (at.checkpoint_every > 0 && !at.stack && plan_of(at) == nullptr && while_vjp_checkpointed(a, in_ct)) return;
   if (const ResidualPlan* plan = plan_of(at); plan && !any_ct_past(a, plan->num_outputs))
     return while_vjp_from_residuals(a, *plan, in_ct);
   const size_t nc = a.inputs.size();
