@@ -49,6 +49,17 @@ std::optional<Replacement> neg_neg(const Match& m) {
   return std::nullopt;
 }
 
+// x^2 as x * x: the same correctly rounded square (pow of a float by 2 is exact-then-rounded
+// too), one multiply instead of a transcendental call, and a product the kernel generator
+// emits (it has no pow): the variance in ONNX files' layer norms (Pow(x - mean, 2)).
+std::optional<Replacement> pow_two(const Match& m) {
+  const ConstantAttrs* e = m.literal(1);
+  if (!e || !is_floating(e->dtype) || e->f != 2.0) return std::nullopt;
+  return std::make_shared<const ir::Node>("mul", std::make_shared<const NoAttrs>(),
+                                          std::vector<ir::ValueRef>{m.input(0), m.input(0)}, m.node.outputs(),
+                                          m.node.scope());
+}
+
 // reshape, broadcast_to and cast are the identity when the type does not change; the engine's
 // type guard rejects the proposal whenever it would.
 std::optional<Replacement> same_type_is_identity(const Match& m) { return m.input(0); }
@@ -74,6 +85,7 @@ constexpr Rule kRules[] = {
     {"sub_zero", "sub", &sub_zero},
     {"div_one", "div", &div_one},
     {"neg_neg", "neg", &neg_neg},
+    {"pow_two", "pow", &pow_two},
     {"reshape_same_shape", "reshape", &same_type_is_identity},
     {"reshape_reshape", "reshape", &reshape_reshape},
     {"broadcast_to_same_shape", "broadcast_to", &same_type_is_identity},

@@ -10,6 +10,7 @@
 
 #include "io/onnx/importer.h"
 #include "io/onnx/tensor_proto.h"
+#include "ir/printer.h"
 #include "spore/ops.h"
 #include "transforms/interpreter.h"
 
@@ -66,6 +67,16 @@ TEST_F(OnnxImport, MlpMatchesTorch) {
 }
 
 TEST_F(OnnxImport, ConvBatchNormPoolGemmMatchesTorch) { run_and_check("conv_bn", 1e-4); }
+
+TEST_F(OnnxImport, ScalarExponentBecomesALiteral) {
+  run_and_check("layer_norm_pow", 1e-5);
+  io::LoadedModel m = io::import_onnx(path("layer_norm_pow.onnx"));
+  const std::string text = ir::print_graph(*m.graph);
+  EXPECT_NE(text.find("pow{}"), std::string::npos) << text;
+  // The exponent is a literal in the graph (f=2), not a weight the passes cannot read.
+  EXPECT_NE(text.find("f=2,"), std::string::npos) << text;
+  EXPECT_EQ(m.state_names, std::vector<std::string>{"eps"});
+}
 
 TEST_F(OnnxImport, ShapeArithmeticFoldsAtImport) {
   run_and_check("shape_fold", 0);

@@ -43,6 +43,30 @@ graph @main(%0: data float32[2], %1: data int32[2]) {
 })"));
 }
 
+// x^2 becomes x * x (the same rounded square); other exponents and integer powers stay.
+TEST(PassSimplify, SquareAsProduct) {
+  EXPECT_EQ(run_pass(simplify, R"(
+graph @main(%0: data float32[2], %1: data int32[2]) {
+  %2 = constant{dtype=float32, weak=true, f=2, i=0}() : ~float32[]
+  %3 = constant{dtype=float32, weak=true, f=3, i=0}() : ~float32[]
+  %4 = constant{dtype=int32, weak=true, f=0, i=2}() : ~int32[]
+  %5 = pow{}(%0, %2) : float32[2]
+  %6 = pow{}(%0, %3) : float32[2]
+  %7 = pow{}(%1, %4) : int32[2]
+  return %5, %6, %7
+})"),
+            canonical(R"(
+graph @main(%0: data float32[2], %1: data int32[2]) {
+  %2 = constant{dtype=float32, weak=true, f=2, i=0}() : ~float32[]
+  %3 = constant{dtype=float32, weak=true, f=3, i=0}() : ~float32[]
+  %4 = constant{dtype=int32, weak=true, f=0, i=2}() : ~int32[]
+  %5 = mul{}(%0, %0) : float32[2]
+  %6 = pow{}(%0, %3) : float32[2]
+  %7 = pow{}(%1, %4) : int32[2]
+  return %5, %6, %7
+})"));
+}
+
 TEST(PassSimplify, DoubleNegationAndIdentityShapeOps) {
   EXPECT_EQ(run_pass(simplify, R"(
 graph @main(%0: data float32[2, 3]) {

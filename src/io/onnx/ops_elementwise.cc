@@ -76,7 +76,14 @@ Ts div_op(const OpContext& c) {
   return {o::where(adjust, o::add(q, o::ones_like(q)), q)};
 }
 
-Ts pow_op(const OpContext& c) { return {o::cast(o::pow(c.in(0), c.in(1)), c.in(0).dtype())}; }
+Ts pow_op(const OpContext& c) {
+  const Tensor& x = c.in(0);
+  // A float base and a one-element exponent known at import (an exporter's Pow(x - mean, 2) in
+  // a layer norm): the exponent becomes a literal, which the graph passes see (x^2 -> x * x).
+  if (is_float(x.dtype()) && c.is_constant(1) && c.in(1).numel() == 1 && c.in(1).dim() == 0)
+    return {o::pow(x, Scalar(c.double_scalar(1)))};
+  return {o::cast(o::pow(x, c.in(1)), x.dtype())};
+}
 
 Ts mod_op(const OpContext& c) {
   const Tensor &a = c.in(0), &b = c.in(1);

@@ -74,6 +74,24 @@ g = helper.make_graph(
      ((cw, "cw"), (cb, "cb"), (scale, "s"), (bias, "bb"), (mean, "m"), (var, "v"), (gw, "gw"), (gb, "gb"))])
 save("conv_bn", g, [x], [y])
 
+# layer_norm_pow: an exporter's layer norm, variance through Pow(x - mean, 2) with a 0-d exponent
+# initializer (the importer makes it a literal, so the passes turn x^2 into x * x).
+x = rng.standard_normal((2, 3, 8)).astype(np.float32)
+t = torch.from_numpy(x)
+y = torch.nn.functional.layer_norm(t, (8,), eps=1e-5).numpy()
+g = helper.make_graph(
+    [helper.make_node("ReduceMean", ["x"], ["m"], name="mean", axes=[-1]),
+     helper.make_node("Sub", ["x", "m"], ["d"], name="sub"),
+     helper.make_node("Pow", ["d", "two"], ["d2"], name="pow"),
+     helper.make_node("ReduceMean", ["d2"], ["v"], name="var", axes=[-1]),
+     helper.make_node("Add", ["v", "eps"], ["ve"], name="add_eps"),
+     helper.make_node("Sqrt", ["ve"], ["sd"], name="sqrt"),
+     helper.make_node("Div", ["d", "sd"], ["y"], name="div")],
+    "layer_norm_pow", [vi("x", F, [2, 3, 8])], [vi("y", F, [2, 3, 8])],
+    [numpy_helper.from_array(np.array(2.0, np.float32), "two"),
+     numpy_helper.from_array(np.array(1e-5, np.float32), "eps")])
+save("layer_norm_pow", g, [x], [y])
+
 # shape_fold: Reshape's target computed from Shape -> Gather -> Unsqueeze -> Concat at import.
 x = rng.standard_normal((2, 3, 4)).astype(np.float32)
 g = helper.make_graph(
