@@ -19,6 +19,7 @@
 #include "passes/fold_constants.h"
 #include "passes/fuse.h"
 #include "passes/hoist_updates.h"
+#include "passes/matmul_bias.h"
 #include "passes/remat.h"
 #include "passes/simplify.h"
 #include "passes/transpose_matmul.h"
@@ -91,6 +92,8 @@ const std::vector<PassInfo>& pipeline() {
       // Before fusion, which would otherwise take the conv's bias, BatchNorm and activation
       // into a generated kernel that reads the conv's whole result once more.
       {"conv_epilogue", &conv_epilogue, 2},
+      // Before fusion too: a bias add after a matmul is the GEMM's epilogue, not a kernel.
+      {"matmul_bias", &matmul_bias, 2},
       // Before fusion, which makes each recomputed value one generated kernel.
       {"remat", &rematerialize, 2},
       // Last: it groups what the cleanups left, and drops the literals it copied into groups.

@@ -49,9 +49,10 @@ std::optional<Replacement> neg_neg(const Match& m) {
   return std::nullopt;
 }
 
-// x^2 as x * x: the same correctly rounded square (pow of a float by 2 is exact-then-rounded
-// too), one multiply instead of a transcendental call, and a product the kernel generator
-// emits (it has no pow): the variance in ONNX files' layer norms (Pow(x - mean, 2)).
+// x^2 as x * x: the value the pow kernel gives for an exponent of 2 (backends/cpu/binary_math.h,
+// so the rewrite is bitwise), one multiply instead of a transcendental call, and a product the
+// kernel generator emits (it has no pow): the variance in ONNX files' layer norms
+// (Pow(x - mean, 2)).
 std::optional<Replacement> pow_two(const Match& m) {
   const ConstantAttrs* e = m.literal(1);
   if (!e || !is_floating(e->dtype) || e->f != 2.0) return std::nullopt;

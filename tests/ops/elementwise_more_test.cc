@@ -19,6 +19,29 @@ namespace {
 using namespace ops;
 
 
+// pow(x, 2) is x * x bitwise, in the vector body and the scalar tail, for float32 and float64
+// (the graph passes rewrite x^2 as x * x at level 1, which must not change a result).
+TEST(ElementwiseMore, SquareByPowIsTheProduct) {
+  for (DType t : {DType::Float32, DType::Float64}) {
+    manual_seed(3);
+    Tensor x = normal({37}, 0, 3, {t});
+    x = concat({x, from_vector<double>({0.0, -0.0, 1e30, -1e-30, std::numeric_limits<double>::infinity(),
+                                     std::numeric_limits<double>::quiet_NaN()}).to(t)}, 0);
+    const auto p = pow(x, 2.0).to(DType::Float64).to_vector<double>(), q = (x * x).to(DType::Float64).to_vector<double>();
+    const auto pt = pow(x, full({}, 2.0, {t})).to(DType::Float64).to_vector<double>();
+    ASSERT_EQ(p.size(), q.size());
+    for (size_t i = 0; i < q.size(); ++i) {
+      if (std::isnan(q[i])) {
+        EXPECT_TRUE(std::isnan(p[i]) && std::isnan(pt[i])) << i;
+        continue;
+      }
+      EXPECT_EQ(p[i], q[i]) << dtype_name(t) << " " << i;
+      EXPECT_EQ(pt[i], q[i]) << dtype_name(t) << " " << i;
+      EXPECT_EQ(std::signbit(p[i]), std::signbit(q[i])) << i;
+    }
+  }
+}
+
 TEST(ElementwiseMore, IntegerDivisionByZeroIsAnError) {
   expect_error([] { floor_divide(tensor({1, 2}), tensor({1, 0})); },
                "[floor_divide] ZeroDivisionError: integer division by zero");

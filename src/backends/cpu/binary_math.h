@@ -37,7 +37,9 @@ SPORE_BINARY(Maximum, sel(nan(a), a, sel(nan(b), b, sel(a < b, b, a))))
 SPORE_BINARY(Minimum, sel(nan(a), a, sel(nan(b), b, sel(b < a, b, a))))
 // IEEE (and std::pow, used for the scalar tail): x^0 = 1 for every x, NaN included, and
 // 1^y = 1 for every y; xsimd's vector pow gives 0 for 0^0, so the result depended on the length.
-SPORE_BINARY(Pow, sel(b == splat<V>(0) || a == splat<V>(1), splat<V>(1), pow(a, b)))
+// x^2 is x * x, the correctly rounded square that neither pow promises: the same value as the
+// graph passes' rewrite of x^2 (passes/simplify.cc), so levels 0 and 1 stay bitwise equal.
+SPORE_BINARY(Pow, sel(b == splat<V>(0) || a == splat<V>(1), splat<V>(1), sel(b == splat<V>(2), a * a, pow(a, b))))
 #undef SPORE_BINARY
 // xsimd's atan2 mishandles infinities; lane-wise libm keeps IEEE special cases.
 struct Atan2 {
