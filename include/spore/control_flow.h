@@ -28,7 +28,8 @@ struct WhileOptions {
   /// the carries entering every k-th trip are kept, and the backward recomputes each segment of
   /// k trips from its checkpoint, one segment at a time: memory for about trips/k + k carries
   /// (smallest near k = sqrt(trips)) for about one more forward pass. In both modes; in
-  /// PyNative the loop is then recorded as one node rather than op by op.
+  /// PyNative under grad the loop is then traced and recorded as one node rather than op by op,
+  /// so cond_fn and body_fn must be traceable (no item(), no in-place writes).
   int64_t checkpoint_every = 0;
 };
 /// carry = init; while (cond_fn(carry)) carry = body_fn(carry); return carry. cond_fn returns a

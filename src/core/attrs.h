@@ -290,9 +290,9 @@ template <class A>
 std::string attrs_str(const A& a) {
   std::ostringstream os;
   bool first = true;
+  [[maybe_unused]] static const A defaults{};
   auto print_one = [&](const auto& f) {
-    using M = std::decay_t<decltype(a.*(f.member))>;
-    if (f.optional && attr_detail::same_value(a.*(f.member), M{})) return;
+    if (f.optional && attr_detail::same_value(a.*(f.member), defaults.*(f.member))) return;
     os << (first ? "" : ", ") << f.name << '=';
     attr_detail::print_value(os, a.*(f.member));
     first = false;

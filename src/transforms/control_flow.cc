@@ -8,6 +8,7 @@
 #include "runtime/trace_hooks.h"
 #include "spore/error.h"
 #include "spore/ops.h"
+#include "transforms/control_flow_checkpoint.h"
 #include "transforms/control_flow_helpers.h"
 #include "transforms/interpreter.h"
 #include "transforms/ir_bridge.h"
@@ -209,6 +210,8 @@ std::vector<TensorType> control_flow_types(const Primitive& p, const ControlFlow
     return first;
   }
   if (&p == &while_def()) {
+    SPORE_CHECK(a.checkpoint_every >= 0, "[while_loop] checkpoint_every=", a.checkpoint_every,
+                "; it must be 0 (keep every trip's residuals) or a positive trip count between checkpoints");
     check_params(op, *a.graphs[0], in, "cond");
     check_params(op, *a.graphs[1], in, "body");
     auto c = cf_helpers::output_types(*a.graphs[0]);
@@ -277,6 +280,9 @@ std::vector<Tensor> call_control_flow(const Primitive& p, const ControlFlowAttrs
     autodiff::trace_symbolic(p, &a, in, types, out);
     return out;
   }
+  // A checkpointed while under PyNative tapes is recorded as one node (its vjp recomputes).
+  if (&p == &while_primitive())
+    if (auto r = run_recorded_checkpointed(a, in)) return std::move(*r);
   // Eager: interpreting the sub-graphs dispatches their ops, which open tapes record (the path
   // taken); the node itself is not recorded.
   p.eager(&a, in, out);

@@ -10,6 +10,7 @@
 #include "spore/error.h"
 #include "spore/ops.h"
 #include "transforms/control_flow.h"
+#include "transforms/control_flow_checkpoint.h"
 #include "transforms/trace.h"
 
 namespace spore {
@@ -164,42 +165,14 @@ std::pair<ControlFlowAttrs, std::vector<Tensor>> while_node(const std::function<
   return {std::move(a), std::move(all)};
 }
 
-// Whether a PyNative tape (and no forward-mode frame) is open: then a checkpointed loop is
-// recorded as one node, so the tape keeps its operands rather than every trip's ops.
-bool reverse_tapes_only() {
-  const auto frames = autodiff::active_frames();
-  bool tape = false;
-  for (const autodiff::Frame* f : frames) {
-    if (f->kind() == autodiff::Frame::Kind::Forward) return false;
-    tape = tape || f->kind() == autodiff::Frame::Kind::Tape;
-  }
-  return tape;
-}
-
-// PyNative with checkpointing: the loop runs with the tapes set aside, and one while node is
-// recorded on the tapes that track an operand; its vjp recomputes segment by segment.
-std::vector<Tensor> recorded_while(const ControlFlowAttrs& a, const std::vector<Tensor>& all) {
-  const Primitive& p = transforms::while_primitive();
-  // Built to output its checkpoints (null when no tape tracks an operand: then it runs plainly).
-  const std::shared_ptr<ControlFlowAttrs> aug = transforms::with_residuals(p, a, all);
-  std::vector<Tensor> out;
-  {
-    autodiff::SuspendAbove none(0);
-    out = transforms::call_control_flow(p, aug ? *aug : a, all);
-  }
-  if (!aug) return out;
-  for (Tensor& o : out) o = autodiff::fresh_alias(o);
-  autodiff::record_eager(p, aug.get(), all, out);
-  return out;
-}
-
 }  // namespace
 
 TensorTree while_loop(const std::function<Tensor(const TensorTree&)>& cond_fn, const TreeFunction& body_fn,
                       const TensorTree& init, const WhileOptions& options) {
   SPORE_CHECK(options.checkpoint_every >= 0, "[while_loop] checkpoint_every must be 0 (keep every trip's residuals) or "
               "a positive trip count between checkpoints, got ", options.checkpoint_every);
-  const bool record_node = options.checkpoint_every > 0 && !tracing() && reverse_tapes_only();
+  // PyNative under a tape with checkpointing: the loop becomes one node (control_flow_checkpoint.h).
+  const bool record_node = options.checkpoint_every > 0 && !tracing() && transforms::reverse_tapes_open();
   if (!tracing() && !record_node) {
     TensorTree carry = init;
     const std::string want = types_of(init);
@@ -215,7 +188,7 @@ TensorTree while_loop(const std::function<Tensor(const TensorTree&)>& cond_fn, c
   }
   auto [a, all] = while_node(cond_fn, body_fn, init);
   a.checkpoint_every = options.checkpoint_every;
-  auto outs = record_node ? recorded_while(a, all) : transforms::call_control_flow(transforms::while_primitive(), a, all);
+  auto outs = transforms::call_control_flow(transforms::while_primitive(), a, all);
   outs.resize(init.num_leaves());
   return init.with_leaves(outs);
 }

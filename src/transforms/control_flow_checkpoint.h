@@ -3,7 +3,9 @@
 // Reverse mode of a while with WhileOptions::checkpoint_every = k (spore/control_flow.h):
 // checkpoints every k-th trip, recomputation of the rest (control_flow_checkpoint.cc).
 #include <memory>
+#include <optional>
 #include <span>
+#include <vector>
 
 #include "core/primitive.h"
 #include "transforms/control_flow.h"
@@ -19,5 +21,14 @@ std::shared_ptr<ControlFlowAttrs> checkpointed_loop(const ControlFlowAttrs& a, s
 /// model file): the segment loop runs again to make the checkpoints, then the same reversed scan.
 /// False when the loop has nothing to checkpoint (every carry passes through unchanged).
 bool while_vjp_checkpointed(const VjpArgs& a, std::span<Tensor> in_ct);
+
+/// Whether PyNative tapes (and no forward-mode frame or symbolic trace) are open: then a
+/// checkpointed while runs as one recorded node.
+bool reverse_tapes_open();
+
+/// PyNative: a checkpointed while (not built for reverse mode yet) whose operands a tape tracks
+/// runs as one node built to output its checkpoints, recorded on the tapes; returns its outputs
+/// (the loop's carries). Empty when that does not apply (the caller runs the loop eagerly).
+std::optional<std::vector<Tensor>> run_recorded_checkpointed(const ControlFlowAttrs& a, std::span<const Tensor> in);
 
 }  // namespace spore::transforms

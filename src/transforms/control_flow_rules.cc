@@ -408,6 +408,7 @@ void while_jvp(const JvpArgs& a, std::span<Tensor> out_t) {
   fwd.num_carry = static_cast<int64_t>(nc + nct);
   fwd.stack = at.stack;
   fwd.trip_symbol = at.trip_symbol;  // the same loop: the same run-time trip count
+  fwd.checkpoint_every = at.checkpoint_every;  // reverse mode over it keeps the memory bound
   fwd.graphs.push_back(trace_graph("while_jvp_cond", sig, [&](std::span<const Tensor> v) {
     return interpret(*at.graphs[0], v.first(nc));
   }));

@@ -89,9 +89,11 @@ TEST(Linalg, OnednnAgreesWithReference) {
       {randn({2, 1, 4, 6}).expand({2, 3, 4, 6}), randn({1, 3, 6, 5}).expand({2, 3, 6, 5}), {}, {}},
       // Batch dims folded into one 2-D product's rows (an unbatched right operand): a (seq, 1,
       // d) view of a batch-1 activation, contiguous batches with a bias, a transposed left
-      // operand, and ones that cannot fold (a (seq, batch, d) view, a per-row bias).
+      // operand of one row per batch entry, and ones that cannot fold (a transposed left operand
+      // of several rows, a (seq, batch, d) view, a per-row bias).
       {randn({1, 12, 10}).transpose(0, 1), randn({10, 7}, DType::Float32, 8), randn({7}, DType::Float32, 9), {}},
       {randn({3, 5, 10}), randn({10, 7}, DType::Float32, 8), randn({7}, DType::Float32, 9), {}},
+      {randn({12, 10, 1}), randn({10, 7}, DType::Float32, 8), {}, {true, false, 1, 1}},
       {randn({2, 3, 10, 5}), randn({7, 10}, DType::Float32, 8), {}, {true, true, 1, 1}},
       {randn({4, 6, 10}).transpose(0, 1), randn({10, 7}, DType::Float32, 8), {}, {}},
       {randn({3, 5, 10}), randn({10, 7}, DType::Float32, 8), randn({5, 1}, DType::Float32, 9), {false, false, 1, 1}},

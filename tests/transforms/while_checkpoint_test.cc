@@ -95,6 +95,43 @@ TEST(WhileCheckpoint, SecondOrderAndForwardOverReverse) {
   }
 }
 
+// An integer trip counter (not differentiated), second order in PyNative, and level 2.
+TEST(WhileCheckpoint, IntegerCounterSecondOrderAndLevelTwo) {
+  auto f = [](const Tensor& x, int64_t every) {  // x^(2^5) through 5 squarings
+    auto r = while_loop([](const TensorTree& c) -> Tensor { return c[1].tensor() < int64_t{5}; },
+                        [](const TensorTree& c) {
+                          return TensorTree(std::vector<TensorTree>{TensorTree(c[0].tensor() * c[0].tensor()),
+                                                                    TensorTree(c[1].tensor() + int64_t{1})});
+                        },
+                        TensorTree(std::vector<TensorTree>{TensorTree(x), TensorTree(scalar_tensor(int64_t{0}, DType::Int64))}),
+                        WhileOptions{every});
+    return r[0].tensor();
+  };
+  auto ck = [&](const Tensor& x) { return f(x, 2); };
+  const double x = 1.01, d1 = 32 * std::pow(x, 31), d2 = 32 * 31 * std::pow(x, 30);
+  EXPECT_NEAR(grad(ck)(f64(x)).item<double>(), d1, 1e-9 * d1);
+  EXPECT_NEAR(grad(grad(ck))(f64(x)).item<double>(), d2, 1e-9 * d2);  // PyNative, twice recorded
+  EXPECT_NEAR(jit([&](const Tensor& v) { return grad(ck)(v); })(f64(x)).item<double>(), d1, 1e-9 * d1);
+  ::setenv("SPORE_OPT_LEVEL", "2", 1);
+  auto j2 = jit([&](const Tensor& v) { return grad(grad(ck))(v); });
+  const double got2 = j2(f64(x)).item<double>();
+  ::unsetenv("SPORE_OPT_LEVEL");
+  EXPECT_NEAR(got2, d2, 1e-9 * d2);
+}
+
+// PyNative records the same loop as the same node call after call: no new graphs or trip
+// symbols per step (a training loop would otherwise grow the symbol table every step).
+TEST(WhileCheckpoint, PyNativeReusesTheNodeEveryCall) {
+  manual_seed(7);
+  const Tensor x0 = normal({2, 3}, 0, 1, {DType::Float64}), w = normal({3, 3}, 0, 0.6, {DType::Float64});
+  auto ck = [](const Tensor& x, const Tensor& wv, const Tensor& n) { return recur(x, wv, n, 3); };
+  const auto first = grad(ck, {0, 1})(x0, w, f64(7));
+  const Dim before = new_symbol("checkpoint_probe_before");
+  for (int i = 0; i < 4; ++i) expect_close(grad(ck, {0, 1})(x0, w, f64(7)), first, 0, "call " + std::to_string(i));
+  const Dim after = new_symbol("checkpoint_probe_after");
+  EXPECT_EQ(std::abs(after - before), 1) << "symbols were made between the probes";
+}
+
 // A node with no residual plan (as read back from a file): its vjp rule makes the checkpoints.
 TEST(WhileCheckpoint, RuleOnANodeWithoutResiduals) {
   manual_seed(5);
@@ -119,6 +156,13 @@ TEST(WhileCheckpoint, RuleOnANodeWithoutResiduals) {
   transforms::while_primitive().vjp(VjpArgs{&a, in, out, types, types, cts, needs}, in_ct);
   auto ref = [](const Tensor& x, const Tensor& wv) { return recur(x, wv, f64(5), 0); };
   expect_close({in_ct[0], in_ct[1]}, grad(ref, {0, 1})(x0, w), 1e-12, "rule");
+  // The same node run eagerly under a PyNative tape (a loaded graph interpreted): recorded as
+  // one node whose vjp recomputes.
+  auto eager = [&](const Tensor& x, const Tensor& wv) {
+    const Tensor r = transforms::call_control_flow(transforms::while_primitive(), a, std::vector<Tensor>{x, wv, f64(0)})[0];
+    return sum(r * r);
+  };
+  expect_close(grad(eager, {0, 1})(x0, w), grad(ref, {0, 1})(x0, w), 1e-12, "eager node");
 }
 
 // Peak memory of the backward: every trip's residuals against one segment's and the checkpoints.

@@ -80,8 +80,12 @@ Ts pow_op(const OpContext& c) {
   const Tensor& x = c.in(0);
   // A float base and a one-element exponent known at import (an exporter's Pow(x - mean, 2) in
   // a layer norm): the exponent becomes a literal, which the graph passes see (x^2 -> x * x).
-  if (is_float(x.dtype()) && c.is_constant(1) && c.in(1).numel() == 1 && c.in(1).dim() == 0)
-    return {o::pow(x, Scalar(c.double_scalar(1)))};
+  // Only when x's dtype holds the exponent exactly (a float64 0.1 on a float32 base keeps
+  // computing in float64, as before).
+  if (is_float(x.dtype()) && c.is_constant(1) && c.in(1).numel() == 1 && c.in(1).dim() == 0) {
+    const double e = c.double_scalar(1);
+    if (c.in(1).dtype() == x.dtype() || e == std::round(e)) return {o::pow(x, Scalar(e))};
+  }
   return {o::cast(o::pow(x, c.in(1)), x.dtype())};
 }
 
