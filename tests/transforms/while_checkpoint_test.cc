@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "spore/spore.h"
+#include "spore/vmap.h"
 #include "transforms/control_flow.h"
 
 namespace spore {
@@ -117,6 +118,21 @@ TEST(WhileCheckpoint, IntegerCounterSecondOrderAndLevelTwo) {
   const double got2 = j2(f64(x)).item<double>();
   ::unsetenv("SPORE_OPT_LEVEL");
   EXPECT_NEAR(got2, d2, 1e-9 * d2);
+}
+
+// Per-example gradients through a checkpointed loop whose trip count differs per example
+// (vmap(grad(f)): the lanes run until every one is done).
+TEST(WhileCheckpoint, VmapOfGradWithPerExampleTrips) {
+  manual_seed(8);
+  const Tensor x0 = normal({4, 2, 3}, 0, 1, {DType::Float64}), w = normal({3, 3}, 0, 0.6, {DType::Float64});
+  const Tensor n = from_vector<double>({0, 2, 5, 3});
+  auto ck = [&](const Tensor& x, const Tensor& nv) { return recur(x, w, nv, 2); };
+  auto ref = [&](const Tensor& x, const Tensor& nv) { return recur(x, w, nv, 0); };
+  const Tensor got = vmap([&](const Tensor& x, const Tensor& nv) { return grad(ck, {0})(x, nv); })(x0, n);
+  for (int64_t i = 0; i < 4; ++i) {
+    const Tensor want = grad(ref, {0})(select(x0, 0, i), select(n, 0, i));
+    expect_close({select(got, 0, i)}, {want}, 1e-12, "example " + std::to_string(i));
+  }
 }
 
 // PyNative records the same loop as the same node call after call: no new graphs or trip
