@@ -4,13 +4,13 @@
 //
 // Forward: the loop runs as a stacking while over segments, each trip of it an inner while of at
 // most k of the original's trips, and stacks the changing carries entering each segment
-// (loop-invariant carries, such as weights the body only reads, are not copied). Backward: a
-// reversed scan over those checkpoints, as long as the run-time number of segments; each step
-// recomputes its segment from its checkpoint with a stacking inner while (at most k carries
-// live) and runs a reversed scan of the body's vjp over them. So about trips/k + k carries are
-// live instead of one set of residuals per trip, for one more forward pass. Everything is
-// ordinary while and scan nodes: it lowers, prints, serializes and differentiates again like any
-// other graph.
+// (loop-invariant carries, such as weights the body only reads, are not copied) and the number
+// of trips it made. Backward: a reversed scan over those checkpoints, as long as the run-time
+// number of segments; each step replays its segment from its checkpoint for exactly those trips
+// with a stacking inner while (at most k carries live) and runs a reversed scan of the body's
+// vjp over them. So about trips/k + k carries are live instead of one set of residuals per trip,
+// for one more forward pass. Everything is ordinary while and scan nodes: it lowers, prints,
+// serializes and differentiates again like any other graph.
 #include <atomic>
 #include <list>
 #include <mutex>
@@ -67,9 +67,9 @@ std::vector<Tensor> pick(std::span<const Tensor> v, const std::vector<int>& at) 
 // is j < k && cond(carries). Replaying a segment in the backward (`trips` defined: the count the
 // forward made) runs exactly that many, over (carries..., j, trips), without evaluating cond:
 // a recomputation one rounding apart from the forward's (fused differently) cannot stop on
-// another trip. With `stack`, it also outputs its trip count and the changing carries entering
-// each trip, stacked (after the carries: `nc + 1` or `nc + 2` of them, then the count).
-std::vector<Tensor> run_segment(const ControlFlowAttrs& a, const Layout& l, std::span<const Tensor> c, bool stack,
+// another trip. A replay also outputs its trip count and the changing carries entering each
+// trip, stacked (after its nc + 2 carries).
+std::vector<Tensor> run_segment(const ControlFlowAttrs& a, const Layout& l, std::span<const Tensor> c,
                                 const Tensor& trips = Tensor()) {
   const size_t nc = l.nc;
   const bool replay = trips.defined();
@@ -78,8 +78,8 @@ std::vector<Tensor> run_segment(const ControlFlowAttrs& a, const Layout& l, std:
   if (replay) sig.push_back(TensorType{DType::Int64, false, {}});
   ControlFlowAttrs s;
   s.num_carry = static_cast<int64_t>(sig.size());
-  s.stack = stack;
-  if (stack) s.trip_symbol = detail::cat("segment_trips", g_symbols.fetch_add(1));
+  s.stack = replay;
+  if (replay) s.trip_symbol = detail::cat("segment_trips", g_symbols.fetch_add(1));
   s.graphs.push_back(trace_graph("checkpoint_segment_cond", sig, [&](std::span<const Tensor> v) {
     if (replay) return std::vector<Tensor>{ops::less(v[nc], v[nc + 1])};
     const Tensor more = interpret(*a.graphs[0], v.first(nc))[0];
@@ -88,9 +88,10 @@ std::vector<Tensor> run_segment(const ControlFlowAttrs& a, const Layout& l, std:
   s.graphs.push_back(trace_graph("checkpoint_segment_body", sig, [&](std::span<const Tensor> v) {
     std::vector<Tensor> out = interpret(*a.graphs[1], v.first(nc));
     out.push_back(ops::add(v[nc], ops::scalar_tensor(1, DType::Int64)));
-    if (replay) out.push_back(v[nc + 1]);
-    if (stack)
+    if (replay) {
+      out.push_back(v[nc + 1]);
       for (Tensor& t : pick(v, l.var)) out.push_back(t);
+    }
     return out;
   }));
   std::vector<Tensor> in(c.begin(), c.end());
@@ -148,7 +149,7 @@ ir::GraphPtr segment_step(const ControlFlowAttrs& a, const Layout& l) {
     const std::span<const Tensor> inv = v.subspan(nf, ni);
     const std::vector<Tensor> c = assemble(l, inv, v.subspan(nf + ni, nv));
     // (carries, j, trips), its trip count, the stacks.
-    const std::vector<Tensor> seg = run_segment(a, l, c, true, v[nf + ni + nv]);
+    const std::vector<Tensor> seg = run_segment(a, l, c, v[nf + ni + nv]);
     std::vector<Tensor> out =
         reverse_over(trip, l, v.first(nf), inv, std::span<const Tensor>(seg).subspan(l.nc + 3));
     out.insert(out.end(), inv.begin(), inv.end());
@@ -164,7 +165,7 @@ ControlFlowAttrs segment_loop(const ControlFlowAttrs& a, const Layout& l) {
   o.stack = true;
   o.trip_symbol = detail::cat("checkpoints", g_symbols.fetch_add(1));
   o.graphs = {a.graphs[0], trace_graph("checkpoint_segments", l.types, [&](std::span<const Tensor> v) {
-                std::vector<Tensor> seg = run_segment(a, l, v, false);
+                std::vector<Tensor> seg = run_segment(a, l, v);
                 const Tensor trips = seg[l.nc];
                 std::vector<Tensor> out(v.begin(), v.end());
                 // The invariant carries pass straight through (so the node still shows them as

@@ -13,8 +13,9 @@
 namespace spore::transforms {
 
 /// The node a tape differentiates (control_flow_residuals.cc): a stacking while over segments of
-/// at most k trips that outputs the changing carries entering each segment as its residuals; its
-/// plan's backward is the reversed scan over them that recomputes one segment a step.
+/// at most k trips that outputs the changing carries entering each segment and its trip count as
+/// its residuals; its plan's backward is the reversed scan over them that replays one segment a
+/// step.
 std::shared_ptr<ControlFlowAttrs> checkpointed_loop(const ControlFlowAttrs& a, std::span<const Tensor> in);
 
 /// The vjp of a checkpointed while that was not built with residuals (read back from text or a

@@ -26,8 +26,8 @@
 #include "spore/ops.h"
 #include "transforms/control_flow.h"
 #include "transforms/control_flow_checkpoint.h"
-#include "transforms/control_flow_vjp.h"
 #include "transforms/control_flow_helpers.h"
+#include "transforms/control_flow_vjp.h"
 #include "transforms/interpreter.h"
 #include "transforms/trace.h"
 
