@@ -40,6 +40,9 @@ class JitCore {
   TensorTree call(const autodiff::TreeFn& f, const std::vector<TensorTree>& args);
   /// Number of traces so far (one per distinct signature).
   int traces() const;
+  /// Number of times the pass pipeline ran: once per signature, except that sizes served by a
+  /// graph over a symbolic dimension (a dynamic batch) share its one run.
+  int optimizations() const;
   /// The text form of the graph run for the last call's signature: traced, then optimized by
   /// the pass pipeline (SPORE_OPT_LEVEL; 0 shows the trace as it is).
   std::string last_graph_text() const;

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
@@ -19,6 +20,8 @@
 #include "spore/threading.h"
 #include "transforms/graph_optimizer.h"
 #include "transforms/interpreter.h"
+#include "transforms/ir_bridge.h"
+#include "transforms/jit_dynamic.h"
 #include "transforms/jit_stats.h"
 #include "transforms/plan_lowerer.h"
 #include "transforms/trace.h"
@@ -92,6 +95,26 @@ std::string signature(const std::vector<TensorTree>& args) {
   return os.str();
 }
 
+// The signature with sizes left out (ranks kept): calls that differ only in sizes share it.
+std::string shape_class(const std::vector<TensorTree>& args) {
+  std::ostringstream os;
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (i) os << ", ";
+    os << args[i].structure_str(false);
+    for (const Tensor& t : args[i].leaves()) os << ':' << dtype_name(t.dtype()) << (t.weak() ? "w" : "") << '/' << t.dim();
+  }
+  return os.str();
+}
+
+// Dynamic dimensions (jit_dynamic.h) unless SPORE_JIT_DYNAMIC=0.
+bool dynamic_enabled() {
+  static const bool on = [] {
+    const char* v = std::getenv("SPORE_JIT_DYNAMIC");
+    return !(v && std::string(v) == "0");
+  }();
+  return on;
+}
+
 // How a call of a graph uses and moves the CPU generator (see SymbolicTrace::functionalize_random).
 struct RandomUse {
   int key_capture = -1;  // position in `captured` of the [seed, base offset] input; -1: none
@@ -102,6 +125,7 @@ struct RandomUse {
 
 struct Traced {
   ir::GraphPtr graph;
+  ir::GraphPtr raw;  // as traced, before the passes (what dynamic dimensions are found from)
   std::vector<Tensor> captured;
   TensorTree out_structure;
   RandomUse random;
@@ -109,6 +133,13 @@ struct Traced {
   mutable std::shared_ptr<const runtime::Plan> plan;
   mutable bool interpret_only = false;  // the lowering failed: the interpreter runs it
   mutable std::string lowering_error;   // why, when interpret_only
+  // A graph over a symbolic dimension: one plan per call signature, lowered for its sizes.
+  bool dynamic = false;
+  ir::GraphPtr first_raw;  // dynamic: the earlier of the two traces it was generalized from
+  std::string symbol;      // dynamic: the symbolic dimension's name
+  std::string signature;   // dynamic: the parameters' types, the symbol by name (SPORE_LOG=jit)
+  mutable std::map<std::string, std::shared_ptr<const runtime::Plan>> plans;
+  bool draws_random() const { return random.key_capture >= 0 || random.advance > 0 || random.fixed; }
   // Flags the function read while tracing (a Cell's training mode) and the values it saw: the
   // graph serves a call only while all still hold.
   std::vector<std::pair<std::weak_ptr<const std::atomic<bool>>, bool>> guards;
@@ -123,6 +154,77 @@ struct Traced {
 
 // The guard list of the trace being built on this thread (null when none).
 thread_local std::vector<std::pair<std::weak_ptr<const std::atomic<bool>>, bool>>* tls_guards = nullptr;
+
+// Plans kept per graph over a symbolic dimension (each holds its own arena).
+constexpr size_t kMaxPlansPerGraph = 16;
+
+std::atomic<int> g_dynamic_symbols{0};
+// Captured tensors made afresh by each trace and compared by value (a scalar, a small table).
+constexpr int64_t kMaxComparedCapture = 64;
+
+// Whether trace `t` captures what `prev` captures (the same memory, or equal small values made
+// during the trace), reads the same flags with the same values, and neither draws random
+// numbers (a draw's offsets may depend on sizes): what must hold, besides the graphs, for one
+// graph to stand for both.
+bool same_context(const Traced& prev, const Traced& t) {
+  if (prev.draws_random() || t.draws_random() || prev.captured.size() != t.captured.size() ||
+      prev.guards.size() != t.guards.size() || !prev.out_structure.same_structure(t.out_structure))
+    return false;
+  for (size_t i = 0; i < t.captured.size(); ++i) {
+    const Tensor &x = prev.captured[i], &y = t.captured[i];
+    // The same memory (a parameter read through a fresh view object is the same tensor).
+    if (x.is_same(y) || (x.storage() == y.storage() && x.offset() == y.offset() && x.dtype() == y.dtype() &&
+                         x.shape() == y.shape() && x.strides() == y.strides()))
+      continue;
+    if (x.dtype() != y.dtype() || x.shape() != y.shape() || x.numel() > kMaxComparedCapture ||
+        !ops::all(ops::equal(x, y)).item<bool>())
+      return false;
+  }
+  for (size_t i = 0; i < t.guards.size(); ++i)
+    if (prev.guards[i].first.lock() != t.guards[i].first.lock() || prev.guards[i].second != t.guards[i].second)
+      return false;
+  return true;
+}
+
+// `t` and `prev` (the same function traced at another size) as one graph over a new symbolic
+// dimension, optimized; null when they are not the same graph but for sizes, their contexts
+// differ (same_context), or the passes refuse the symbolic graph.
+std::shared_ptr<Traced> generalize(const Traced& prev, const Traced& t) {
+  if (!same_context(prev, t)) return nullptr;
+  const std::string name = "dyn" + std::to_string(g_dynamic_symbols.fetch_add(1));
+  ir::GraphPtr g = generalize_traces(*prev.raw, *t.raw, name);
+  if (g == nullptr) return nullptr;
+  auto out = std::make_shared<Traced>();
+  out->raw = g;
+  try {
+    out->graph = graph_optimizer() ? graph_optimizer()(g) : g;
+  } catch (const Error& e) {
+    if (log_jit()) std::fprintf(stderr, "[jit] the passes refused a graph over a symbolic dimension, tracing per size: %s\n", e.what());
+    return nullptr;
+  }
+  out->captured = t.captured;
+  out->out_structure = t.out_structure;
+  out->random = t.random;
+  out->guards = t.guards;
+  out->dynamic = true;
+  out->first_raw = prev.raw;
+  out->symbol = name;
+  for (size_t i = 0; i < g->params().size(); ++i) out->signature += (i ? ", " : "") + ir::type_str(g->params()[i].type);
+  return out;
+}
+
+// The guard on a graph over a symbolic dimension at a size it has not served yet: `t`, the
+// function traced at that size, is `general` at that size exactly. The function's C++ may read
+// a size where no graph sees it (a branch, a min, a size folded into a literal), so two traces
+// that agree do not prove a third agrees; this trace does, and costs no passes, no lowering of a
+// graph of its own and no kernel compile. Generalizing the first trace with `t` under the same
+// symbol gives the same text iff every node, attribute and size of `t` is `general`'s with the
+// symbol bound to t's size (the k * n + c each size is read as is fixed by two points).
+bool serves(const Traced& general, const Traced& t) {
+  if (!same_context(general, t)) return false;
+  ir::GraphPtr g = generalize_traces(*general.first_raw, *t.raw, general.symbol);
+  return g != nullptr && ir::print_graph(*g) == ir::print_graph(*general.raw);
+}
 
 // Graphs kept per signature: one per combination of guarded flags seen, the oldest dropped first.
 constexpr size_t kMaxGraphsPerSignature = 8;
@@ -144,9 +246,13 @@ struct JitCore::Impl {
   std::string name;
   std::mutex mu;
   std::map<std::string, std::vector<std::shared_ptr<const Traced>>> cache;
+  // Per shape class: the graphs over a symbolic dimension, and the last graph traced per size.
+  std::map<std::string, std::vector<std::shared_ptr<const Traced>>> dynamic;
+  std::map<std::string, std::shared_ptr<const Traced>> last_of_class;
   std::string last_key;
   std::shared_ptr<const Traced> last_used;
   int traces = 0;
+  int optimizations = 0;
 };
 
 JitCore::JitCore(std::string name) : impl_(std::make_unique<Impl>()) { impl_->name = std::move(name); }
@@ -155,6 +261,11 @@ JitCore::~JitCore() = default;
 int JitCore::traces() const {
   std::lock_guard<std::mutex> lock(impl_->mu);
   return impl_->traces;
+}
+
+int JitCore::optimizations() const {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  return impl_->optimizations;
 }
 
 std::string JitCore::last_graph_text() const {
@@ -225,8 +336,7 @@ TensorTree JitCore::call(const autodiff::TreeFn& f, const std::vector<TensorTree
       out = f(sargs);
     }
     auto out_leaves = out.leaves();
-    t.graph = trace.finish(out_leaves);
-    if (GraphOptimizer opt = graph_optimizer()) t.graph = opt(t.graph);  // the pass pipeline
+    t.raw = trace.finish(out_leaves);
     t.captured = trace.captured();
     t.out_structure = out;
     // Tracing drew from the generator exactly as PyNative would on this call (and left it where
@@ -241,12 +351,52 @@ TensorTree JitCore::call(const autodiff::TreeFn& f, const std::vector<TensorTree
       std::fprintf(stderr, "[jit] %s draws random numbers: the generator state is a graph input, a call advances it by %llu%s\n",
                    impl_->name.c_str(), static_cast<unsigned long long>(t.random.advance),
                    t.random.fixed ? " (it reseeds the generator: its draws after manual_seed are constants)" : "");
+    // A graph over a symbolic dimension of this shape class that this trace proves serves this
+    // size (`serves`), else the function traced before at another size, generalized with this
+    // trace into one graph over a symbolic dimension, else this trace optimized on its own.
+    const bool dynamic = dynamic_enabled();
+    const std::string cls = dynamic ? shape_class(args) : std::string();
+    std::vector<std::shared_ptr<const Traced>> candidates;
+    std::shared_ptr<const Traced> prev;
+    if (dynamic) {
+      std::lock_guard<std::mutex> lock(impl_->mu);
+      if (auto it = impl_->dynamic.find(cls); it != impl_->dynamic.end()) candidates = it->second;
+      if (auto it = impl_->last_of_class.find(cls); it != impl_->last_of_class.end()) prev = it->second;
+    }
+    std::shared_ptr<const Traced> general;
+    for (auto it = candidates.rbegin(); it != candidates.rend() && general == nullptr; ++it)
+      if ((*it)->guards_hold() && serves(**it, t)) general = *it;
+    bool optimized = false;
+    if (general == nullptr && prev != nullptr) {
+      general = generalize(*prev, t);
+      optimized = general != nullptr;
+      if (general && log_jit())
+        std::fprintf(stderr, "[jit] %s: its traces at two sizes are one graph but for sizes (inputs %s): each later "
+                     "size is traced once to check it is that graph at that size, then runs it without passes\n",
+                     impl_->name.c_str(), general->signature.c_str());
+    } else if (general && log_jit()) {
+      std::fprintf(stderr, "[jit] %s: the trace for (%s) is its graph over a symbolic dimension at these sizes: "
+                   "no passes, a plan lowered for them\n", impl_->name.c_str(), key.c_str());
+    }
+    if (general == nullptr) {
+      t.graph = t.raw;
+      if (GraphOptimizer opt = graph_optimizer()) t.graph = opt(t.graph);  // the pass pipeline
+      optimized = true;
+    }
     std::lock_guard<std::mutex> lock(impl_->mu);
     ++impl_->traces;
+    if (optimized) ++impl_->optimizations;
     g_traces.fetch_add(1);
     auto& graphs = impl_->cache[key];
     if (graphs.size() >= kMaxGraphsPerSignature) graphs.erase(graphs.begin());
-    traced = std::make_shared<const Traced>(std::move(t));
+    if (general) {
+      if (candidates.empty() || std::find(candidates.begin(), candidates.end(), general) == candidates.end())
+        impl_->dynamic[cls].push_back(general);
+      traced = general;  // the signature is served by it from now on, without tracing
+    } else {
+      traced = std::make_shared<const Traced>(std::move(t));
+      if (dynamic) impl_->last_of_class[cls] = traced;
+    }
     graphs.push_back(traced);
   }
   {
@@ -280,17 +430,25 @@ TensorTree JitCore::call(const autodiff::TreeFn& f, const std::vector<TensorTree
     for (const Tensor& t : inputs) cpu = cpu && t.device() == kCPU;
     std::lock_guard<std::mutex> lock(impl_->mu);
     const Traced& t = *traced;
-    // Prepared library kernels fix their thread count: a changed count lowers again.
-    if (cpu && !t.interpret_only && (t.plan == nullptr || t.plan->threads != num_threads())) {
+    // Prepared library kernels fix their thread count: a changed count lowers again. A graph
+    // over a symbolic dimension has a plan per signature (the last kMaxPlansPerGraph kept).
+    std::shared_ptr<const runtime::Plan>& slot = t.dynamic ? t.plans[key] : t.plan;
+    if (cpu && !t.interpret_only && (slot == nullptr || slot->threads != num_threads())) {
       try {
-        t.plan = plan_lowerer()(*t.graph, inputs);
+        slot = plan_lowerer()(*t.graph, inputs);
       } catch (const Error& e) {
         if (log_jit()) std::fprintf(stderr, "[jit] %s: lowering failed, interpreting: %s\n", impl_->name.c_str(), e.what());
         t.interpret_only = true;
         t.lowering_error = e.what();
       }
     }
-    if (cpu) plan = t.plan;
+    if (cpu) plan = slot;
+    if (t.dynamic && t.plans.size() > kMaxPlansPerGraph)
+      for (auto it = t.plans.begin(); it != t.plans.end(); ++it)
+        if (it->first != key) {
+          t.plans.erase(it);
+          break;
+        }
     if (!cpu) why_interpreted = "an input is not on the CPU";
     else if (t.interpret_only) why_interpreted = "lowering failed: " + t.lowering_error;
   }
