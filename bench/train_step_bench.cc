@@ -3,8 +3,10 @@
 // SGD with momentum 0.9 written with ops, eager (PyNative) and jitted. The jitted step runs as a
 // compiled plan; SPORE_EXECUTOR=interpreter runs the same graph through the interpreter. The
 // thread count is the benchmark's argument.
+// Also: the cost of new batch sizes under jit, with and without dynamic dimensions.
 #include <benchmark/benchmark.h>
 
+#include <spore/models/resnet.h>
 #include <spore/spore.h>
 
 #include <cmath>
@@ -68,4 +70,33 @@ void BM_mlp_train_step(benchmark::State& st) {
 }
 BENCHMARK(BM_mlp_train_step)->ArgsProduct({{0, 1}, {2}})->ArgNames({"jit", "threads"})->Unit(benchmark::kMillisecond);
 
+}  // namespace
+
+namespace {
+// The cost of new batch sizes (issue 4, dynamic batch): a jitted ResNet-18 forward (32x32
+// inputs) first called at batch 2 and 3, then timed over its first calls at batches 4-7, with
+// dynamic dimensions (one optimized graph over a symbolic batch: a guard trace and a lowering
+// per size) and without (trace, passes and lowering per size). Each first call also runs once.
+void BM_jit_new_batch_sizes(benchmark::State& state) {
+  ::setenv("SPORE_JIT_DYNAMIC", state.range(0) ? "1" : "0", 1);
+  ::setenv("SPORE_OPT_LEVEL", "2", 1);
+  set_num_threads(2);
+  manual_seed(0);
+  auto net = models::resnet18(10);
+  net->eval();
+  std::vector<Tensor> xs;
+  for (int64_t b = 2; b < 8; ++b) xs.push_back(ops::normal({b, 3, 32, 32}));
+  for (auto _ : state) {
+    state.PauseTiming();
+    auto f = jit([&](const Tensor& x) { return (*net)(x); });
+    f(xs[0]);
+    f(xs[1]);
+    state.ResumeTiming();
+    for (size_t i = 2; i < xs.size(); ++i) benchmark::DoNotOptimize(f(xs[i]));
+    state.counters["optimizations"] = f.core().optimizations();
+  }
+  ::unsetenv("SPORE_JIT_DYNAMIC");
+  ::unsetenv("SPORE_OPT_LEVEL");
+}
+BENCHMARK(BM_jit_new_batch_sizes)->Arg(1)->Arg(0)->ArgNames({"dynamic"})->Unit(benchmark::kMillisecond);
 }  // namespace

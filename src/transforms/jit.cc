@@ -106,13 +106,11 @@ std::string shape_class(const std::vector<TensorTree>& args) {
   return os.str();
 }
 
-// Dynamic dimensions (jit_dynamic.h) unless SPORE_JIT_DYNAMIC=0.
+// Dynamic dimensions (jit_dynamic.h) unless SPORE_JIT_DYNAMIC=0 (read on each trace, which is
+// rare: a benchmark compares both in one process).
 bool dynamic_enabled() {
-  static const bool on = [] {
-    const char* v = std::getenv("SPORE_JIT_DYNAMIC");
-    return !(v && std::string(v) == "0");
-  }();
-  return on;
+  const char* v = std::getenv("SPORE_JIT_DYNAMIC");
+  return !(v && std::string(v) == "0");
 }
 
 // How a call of a graph uses and moves the CPU generator (see SymbolicTrace::functionalize_random).
