@@ -48,8 +48,7 @@ asan: deps
 
 bench: build
 	./bench/run.sh $(BUILD)
-	LD_LIBRARY_PATH=/usr/lib/x86_64-linux-gnu/openblas-openmp ATEN_CPU_CAPABILITY=avx512 \
-	  /usr/bin/python3 bench/model_files_bench.py $(BUILD)/bin/spore
+	bench/torch_env.sh /usr/bin/python3 bench/model_files_bench.py $(BUILD)/bin/spore
 
 # The main job (scripts/demo.sh): LeNet-5 on Fashion-MNIST in Graph mode, evaluate, save, reload.
 # Builds only the command line, so a fresh machine runs it in minutes.

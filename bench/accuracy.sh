@@ -11,7 +11,6 @@ out=$(mktemp -d)
 for seed in ${SEEDS:-0}; do
   "$build/bin/spore" train --model lenet --epochs 3 --lr 0.003 --batch-size 128 --seed "$seed" --json \
     | tail -n 1 >>"$out/spore.jsonl"
-  LD_LIBRARY_PATH=/usr/lib/x86_64-linux-gnu/openblas-openmp ATEN_CPU_CAPABILITY=avx512 \
-    /usr/bin/python3 "$here/torch_accuracy.py" --seed "$seed" >>"$out/torch.jsonl"
+  "$here/torch_env.sh" /usr/bin/python3 "$here/torch_accuracy.py" --seed "$seed" >>"$out/torch.jsonl"
 done
 /usr/bin/python3 "$here/compare.py" --accuracy "$out/spore.jsonl" "$out/torch.jsonl"

@@ -15,7 +15,7 @@ here=$(dirname "$0")
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 torch_py() {
-  LD_LIBRARY_PATH=/usr/lib/x86_64-linux-gnu/openblas-openmp ATEN_CPU_CAPABILITY=avx512 /usr/bin/python3 "$@"
+  "$here/torch_env.sh" /usr/bin/python3 "$@"
 }
 spore() {
   "$build/bin/spore_model_bench" $quick "$@" 2>>"$out/spore.log" || { cat "$out/spore.log" >&2; return 1; }

@@ -8,7 +8,7 @@ build=${1:-build}
 here=$(dirname "$0")
 out=$(mktemp -d)
 torch_py() {
-  LD_LIBRARY_PATH=/usr/lib/x86_64-linux-gnu/openblas-openmp ATEN_CPU_CAPABILITY=avx512 /usr/bin/python3 "$@"
+  "$here/torch_env.sh" /usr/bin/python3 "$@"
 }
 "$build/bin/spore_bench" --benchmark_format=json --benchmark_min_time=0.5 >"$out/spore.json"
 torch_py "$here/torch_bench.py" >"$out/torch.json"
