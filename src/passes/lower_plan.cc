@@ -196,11 +196,16 @@ void mark_invariant(const ir::Graph& g, Plan& plan) {
 void prepare_kernels(Plan& plan) {
   std::vector<TensorType> in, out;
   for (Step& st : plan.steps) {
-    if (st.kernel == nullptr || st.kernel->run != nullptr) continue;
+    if (st.kernel == nullptr) continue;
     auto type = [&](int32_t s) { return plan.slots[static_cast<size_t>(s)].type(); };
     in.clear(), out.clear();
     for (int32_t s : st.in) in.push_back(type(s));
     for (int32_t s : st.out) out.push_back(type(s));
+    // A kernel picked for row-major types may not take the layouts assign_layouts chose (a
+    // plain-NCHW max pool ahead of oneDNN's, which computes channels-last): dispatch again.
+    if (st.kernel->supports != nullptr && !st.kernel->supports(st.attrs.get(), in))
+      st.kernel = &choose_kernel(*st.prim, st.attrs.get(), in);
+    if (st.kernel->run != nullptr) continue;
     st.prepared = st.kernel->prepare(st.attrs.get(), in, out);
     SPORE_ASSERT(st.prepared != nullptr, "kernel ", st.kernel->name, " of ", st.prim->name, " failed to prepare");
     st.scratch_bytes = st.prepared->scratch_bytes();

@@ -91,6 +91,18 @@ void expect_pool_identical(const prims::Pool2dAttrs& a, const Tensor& x) {
   // Bitwise: the same element is picked, so even NaN payloads match.
   EXPECT_EQ(std::memcmp(gv.data_ptr(), wv.data_ptr(), static_cast<size_t>(gv.numel()) * sizeof(float)), 0);
   EXPECT_EQ(got[1].to_vector<int64_t>(), want[1].to_vector<int64_t>());
+  // Without indices (a forward): the dispatched kernel (cpu_max for a plain float32 input)
+  // picks the same elements.
+  prims::Pool2dAttrs values = a;
+  values.with_indices = false;
+  auto [vgot, vwant] = both(prims::pool2d_primitive(), values, {x}, [](const prims::Pool2dAttrs& at, auto i, auto o) {
+    prims::pool2d_reference(at, i, o);
+  });
+  ASSERT_EQ(vgot.size(), 1u);
+  const Tensor g1 = vgot[0].contiguous(), w1 = vwant[0].contiguous();
+  ASSERT_EQ(g1.shape(), wv.shape());
+  EXPECT_EQ(std::memcmp(g1.data_ptr(), w1.data_ptr(), static_cast<size_t>(g1.numel()) * sizeof(float)), 0);
+  EXPECT_EQ(std::memcmp(g1.data_ptr(), wv.data_ptr(), static_cast<size_t>(g1.numel()) * sizeof(float)), 0);
 }
 
 TEST(ConvFastPaths, MaxPoolIndicesMatchReferenceExactly) {
