@@ -75,6 +75,7 @@ Model::Model(nn::UnaryCell& net, LossFn loss, optim::Optimizer& optimizer, std::
 Model::~Model() = default;
 
 int Model::train_traces() const { return compiled_->jit_step.core().traces(); }
+int Model::train_optimizations() const { return compiled_->jit_step.core().optimizations(); }
 
 std::pair<Tensor, Tensor> Model::train_step(const Tensor& x, const Tensor& y) {
   stepped_ = true;

@@ -3,6 +3,7 @@
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -137,6 +138,8 @@ struct Traced {
   std::string symbol;      // dynamic: the symbolic dimension's name
   std::string signature;   // dynamic: the parameters' types, the symbol by name (SPORE_LOG=jit)
   mutable std::map<std::string, std::shared_ptr<const runtime::Plan>> plans;
+  mutable std::map<std::string, uint64_t> plan_used;         // dynamic: when each plan last ran
+  mutable std::map<std::string, std::string> plan_failures;  // dynamic: sizes whose lowering failed
   bool draws_random() const { return random.key_capture >= 0 || random.advance > 0 || random.fixed; }
   // Flags the function read while tracing (a Cell's training mode) and the values it saw: the
   // graph serves a call only while all still hold.
@@ -157,13 +160,10 @@ thread_local std::vector<std::pair<std::weak_ptr<const std::atomic<bool>>, bool>
 constexpr size_t kMaxPlansPerGraph = 16;
 
 std::atomic<int> g_dynamic_symbols{0};
-// Captured tensors made afresh by each trace and compared by value (a scalar, a small table).
-constexpr int64_t kMaxComparedCapture = 64;
 
-// Whether trace `t` captures what `prev` captures (the same memory, or equal small values made
-// during the trace), reads the same flags with the same values, and neither draws random
-// numbers (a draw's offsets may depend on sizes): what must hold, besides the graphs, for one
-// graph to stand for both.
+// Whether trace `t` captures what `prev` captures (the same memory), reads the same flags with
+// the same values, and neither draws random numbers (a draw's offsets may depend on sizes):
+// what must hold, besides the graphs, for one graph to stand for both.
 bool same_context(const Traced& prev, const Traced& t) {
   if (prev.draws_random() || t.draws_random() || prev.captured.size() != t.captured.size() ||
       prev.guards.size() != t.guards.size() || !prev.out_structure.same_structure(t.out_structure))
@@ -174,9 +174,10 @@ bool same_context(const Traced& prev, const Traced& t) {
     if (x.is_same(y) || (x.storage() == y.storage() && x.offset() == y.offset() && x.dtype() == y.dtype() &&
                          x.shape() == y.shape() && x.strides() == y.strides()))
       continue;
-    if (x.dtype() != y.dtype() || x.shape() != y.shape() || x.numel() > kMaxComparedCapture ||
-        !ops::all(ops::equal(x, y)).item<bool>())
-      return false;
+    // Anything else (equal values now) is refused: a trace cannot tell a tensor it made (a
+    // small table) from one that lives on and may change later (two LayerNorm gains that are
+    // both ones today), and binding the wrong one would give wrong results after it changes.
+    return false;
   }
   for (size_t i = 0; i < t.guards.size(); ++i)
     if (prev.guards[i].first.lock() != t.guards[i].first.lock() || prev.guards[i].second != t.guards[i].second)
@@ -388,8 +389,12 @@ TensorTree JitCore::call(const autodiff::TreeFn& f, const std::vector<TensorTree
     auto& graphs = impl_->cache[key];
     if (graphs.size() >= kMaxGraphsPerSignature) graphs.erase(graphs.begin());
     if (general) {
-      if (candidates.empty() || std::find(candidates.begin(), candidates.end(), general) == candidates.end())
-        impl_->dynamic[cls].push_back(general);
+      if (candidates.empty() || std::find(candidates.begin(), candidates.end(), general) == candidates.end()) {
+        // Bounded like the per-signature lists: each new size tries every graph of its class.
+        auto& gs = impl_->dynamic[cls];
+        if (gs.size() >= kMaxGraphsPerSignature) gs.erase(gs.begin());
+        gs.push_back(general);
+      }
       traced = general;  // the signature is served by it from now on, without tracing
     } else {
       traced = std::make_shared<const Traced>(std::move(t));
@@ -429,26 +434,48 @@ TensorTree JitCore::call(const autodiff::TreeFn& f, const std::vector<TensorTree
     std::lock_guard<std::mutex> lock(impl_->mu);
     const Traced& t = *traced;
     // Prepared library kernels fix their thread count: a changed count lowers again. A graph
-    // over a symbolic dimension has a plan per signature (the last kMaxPlansPerGraph kept).
+    // over a symbolic dimension has a plan per signature (the kMaxPlansPerGraph most recently run
+    // kept).
+    // A failed lowering is per size for such a graph (one size failing does not make every
+    // size interpret).
     std::shared_ptr<const runtime::Plan>& slot = t.dynamic ? t.plans[key] : t.plan;
-    if (cpu && !t.interpret_only && (slot == nullptr || slot->threads != num_threads())) {
+    const std::string* failure = nullptr;
+    if (t.dynamic) {
+      if (auto it = t.plan_failures.find(key); it != t.plan_failures.end()) failure = &it->second;
+    } else if (t.interpret_only) {
+      failure = &t.lowering_error;
+    }
+    if (cpu && failure == nullptr && (slot == nullptr || slot->threads != num_threads())) {
       try {
         slot = plan_lowerer()(*t.graph, inputs);
       } catch (const Error& e) {
         if (log_jit()) std::fprintf(stderr, "[jit] %s: lowering failed, interpreting: %s\n", impl_->name.c_str(), e.what());
-        t.interpret_only = true;
-        t.lowering_error = e.what();
+        if (t.dynamic) {
+          failure = &(t.plan_failures[key] = e.what());
+        } else {
+          t.interpret_only = true;
+          t.lowering_error = e.what();
+          failure = &t.lowering_error;
+        }
       }
     }
     if (cpu) plan = slot;
-    if (t.dynamic && t.plans.size() > kMaxPlansPerGraph)
-      for (auto it = t.plans.begin(); it != t.plans.end(); ++it)
-        if (it->first != key) {
-          t.plans.erase(it);
-          break;
+    if (t.dynamic) {
+      // The least recently run plan goes first.
+      static std::atomic<uint64_t> tick{0};
+      t.plan_used[key] = ++tick;
+      if (t.plans.size() > kMaxPlansPerGraph) {
+        auto oldest = t.plan_used.end();
+        for (auto it = t.plan_used.begin(); it != t.plan_used.end(); ++it)
+          if (it->first != key && (oldest == t.plan_used.end() || it->second < oldest->second)) oldest = it;
+        if (oldest != t.plan_used.end()) {
+          t.plans.erase(oldest->first);
+          t.plan_used.erase(oldest);
         }
+      }
+    }
     if (!cpu) why_interpreted = "an input is not on the CPU";
-    else if (t.interpret_only) why_interpreted = "lowering failed: " + t.lowering_error;
+    else if (failure != nullptr) why_interpreted = "lowering failed: " + *failure;
   }
   count_run(plan != nullptr, why_interpreted);
   auto outs = plan ? runtime::run(*plan, inputs) : interpret(*traced->graph, inputs);

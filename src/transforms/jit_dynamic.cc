@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "transforms/jit_dynamic.h"
 
+#include <charconv>
+
 #include <cctype>
 #include <functional>
 #include <string_view>
@@ -107,7 +109,14 @@ std::shared_ptr<const void> attrs(const Primitive& p, const ir::Node& x, const i
     }
     auto integer = [](std::string_view t) { return std::isdigit(static_cast<unsigned char>(t.back())) != 0; };
     if (!integer(a) || !integer(b)) return nullptr;
-    auto d = gen.core_dim(std::stoll(std::string(a)), std::stoll(std::string(b)));
+    // Any integer field goes through here (a seed, an offset): one outside int64 is no size.
+    auto parse = [](std::string_view t, int64_t& v) {
+      auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
+      return ec == std::errc() && end == t.data() + t.size();
+    };
+    int64_t va = 0, vb = 0;
+    if (!parse(a, va) || !parse(b, vb)) return nullptr;
+    auto d = gen.core_dim(va, vb);
     if (!d) return nullptr;
     out += dim_str(*d);
   }

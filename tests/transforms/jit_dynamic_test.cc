@@ -104,7 +104,8 @@ TEST(JitDynamic, ABatchOfAnySizeAfterTheSecondRunsTheOneOptimizedGraph) {
 // A training step whose last batch is smaller (a data set that the batch size does not divide):
 // one more trace for the second size, none after; the losses are PyNative's.
 TEST(JitDynamic, TrainingStepServesTheShortLastBatch) {
-  auto losses = [](Mode mode, int& traces) {
+  int optimizations = 0;
+  auto losses = [&optimizations](Mode mode, int& traces) {
     manual_seed(3);
     auto net = std::make_unique<nn::SequentialCell>();
     net->add(std::make_unique<nn::Dense>(12, 16));
@@ -116,18 +117,20 @@ TEST(JitDynamic, TrainingStepServesTheShortLastBatch) {
     std::vector<float> out;
     manual_seed(9);
     for (int epoch = 0; epoch < 2; ++epoch)
-      for (int64_t b : {16, 16, 5}) {
+      for (int64_t b : {16, 16, 5, 9}) {
         const Tensor x = normal({b, 12}), y = randint(0, 4, {b});
         out.push_back(model.train_step(x, y).first.item<float>());
       }
     traces = model.train_traces();
+    optimizations = model.train_optimizations();
     set_context(Mode::PyNative);
     return out;
   };
   int eager_traces = 0, graph_traces = 0;
   const auto eager = losses(Mode::PyNative, eager_traces), graph = losses(Mode::Graph, graph_traces);
   EXPECT_EQ(graph, eager);
-  EXPECT_EQ(graph_traces, 2);
+  EXPECT_EQ(graph_traces, 3);  // 16, 5 and 9 (the guard trace)
+  EXPECT_EQ(optimizations, 2) << "sizes 5 and 9 should share one optimized graph";
 }
 
 // A size folded into a value (here the mean's 1/n written as a literal by the function): the
@@ -140,6 +143,32 @@ TEST(JitDynamic, ValuesMadeFromSizesKeepTracesPerSize) {
   }
   EXPECT_EQ(f.core().traces(), 3);
   EXPECT_EQ(f.core().optimizations(), 3);
+}
+
+// Two captured tensors equal today are still two tensors: a size whose trace reads the other
+// one gets a graph of its own, so a later change to it shows (it must not read the first one).
+TEST(JitDynamic, EqualCapturedTensorsAreNotTheSameTensor) {
+  Tensor a = ones({4}), b = ones({4});
+  auto fn = [&](const Tensor& x) { return x * (x.size(0) >= 8 ? b : a); };
+  auto f = jit(fn);
+  for (int64_t n : {2, 4, 8}) f(ones({n, 4}));
+  copy_(b, full({4}, 2.0));
+  const Tensor x = ones({8, 4});
+  EXPECT_EQ(f(x).to_vector<float>(), fn(x).to_vector<float>());
+  EXPECT_EQ(f(x).to_vector<float>()[0], 2.0f);
+}
+
+// An integer attribute outside int64 (a random key's seed) is not taken for a size, and the
+// traces stay per size instead of the call throwing.
+TEST(JitDynamic, HugeIntegerAttributesAreNoSize) {
+  auto fn = [](const Tensor& x) {
+    return x + uniform(x.shape(), 0.0, 1.0, {}, RandomKey{0xF000000000000000ull + static_cast<uint64_t>(x.size(0)), 0});
+  };
+  auto f = jit(fn);
+  for (int64_t n : {2, 3, 5}) {
+    const Tensor x = zeros({n});
+    EXPECT_EQ(f(x).to_vector<float>(), fn(x).to_vector<float>()) << n;
+  }
 }
 
 // Why every new size is traced once: the function's C++ reads the size where no graph sees it.

@@ -73,6 +73,9 @@ class Model {
   optim::Optimizer& optimizer() { return opt_; }
   /// How many times the compiled train step was traced (1 in a steady Graph-mode run).
   int train_traces() const;
+  /// How many times the compiled step went through the pass pipeline (sizes served by one graph
+  /// over a symbolic batch share one run).
+  int train_optimizations() const;
 
  private:
   struct Compiled;
