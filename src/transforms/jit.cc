@@ -136,6 +136,7 @@ struct Traced {
   bool dynamic = false;
   ir::GraphPtr first_raw;  // dynamic: the earlier of the two traces it was generalized from
   std::string symbol;      // dynamic: the symbolic dimension's name
+  std::string raw_text;    // dynamic: `raw` printed, what each guard trace is compared with
   std::string signature;   // dynamic: the parameters' types, the symbol by name (SPORE_LOG=jit)
   mutable std::map<std::string, std::shared_ptr<const runtime::Plan>> plans;
   mutable std::map<std::string, uint64_t> plan_used;         // dynamic: when each plan last ran
@@ -208,6 +209,7 @@ std::shared_ptr<Traced> generalize(const Traced& prev, const Traced& t) {
   out->dynamic = true;
   out->first_raw = prev.raw;
   out->symbol = name;
+  out->raw_text = ir::print_graph(*g);
   for (size_t i = 0; i < g->params().size(); ++i) out->signature += (i ? ", " : "") + ir::type_str(g->params()[i].type);
   return out;
 }
@@ -222,7 +224,7 @@ std::shared_ptr<Traced> generalize(const Traced& prev, const Traced& t) {
 bool serves(const Traced& general, const Traced& t) {
   if (!same_context(general, t)) return false;
   ir::GraphPtr g = generalize_traces(*general.first_raw, *t.raw, general.symbol);
-  return g != nullptr && ir::print_graph(*g) == ir::print_graph(*general.raw);
+  return g != nullptr && ir::print_graph(*g) == general.raw_text;
 }
 
 // Graphs kept per signature: one per combination of guarded flags seen, the oldest dropped first.
