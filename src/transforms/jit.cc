@@ -21,7 +21,6 @@
 #include "spore/threading.h"
 #include "transforms/graph_optimizer.h"
 #include "transforms/interpreter.h"
-#include "transforms/ir_bridge.h"
 #include "transforms/jit_dynamic.h"
 #include "transforms/jit_stats.h"
 #include "transforms/plan_lowerer.h"
@@ -128,19 +127,20 @@ struct Traced {
   std::vector<Tensor> captured;
   TensorTree out_structure;
   RandomUse random;
-  // Lowered on the first call (both guarded by Impl::mu).
-  mutable std::shared_ptr<const runtime::Plan> plan;
-  mutable bool interpret_only = false;  // the lowering failed: the interpreter runs it
-  mutable std::string lowering_error;   // why, when interpret_only
-  // A graph over a symbolic dimension: one plan per call signature, lowered for its sizes.
+  // Per call signature (one, unless a graph over a symbolic dimension serves several), lowered
+  // on its first call; guarded by Impl::mu.
+  struct SignaturePlan {
+    std::shared_ptr<const runtime::Plan> plan;
+    std::string failure;  // why the lowering failed (the interpreter runs it), or ""
+    uint64_t used = 0;    // when it last ran: the least recently run goes first
+  };
+  mutable std::map<std::string, SignaturePlan> plans;
+  // A graph over a symbolic dimension: it serves several signatures, a plan lowered for each.
   bool dynamic = false;
   ir::GraphPtr first_raw;  // dynamic: the earlier of the two traces it was generalized from
   std::string symbol;      // dynamic: the symbolic dimension's name
   std::string raw_text;    // dynamic: `raw` printed, what each guard trace is compared with
   std::string signature;   // dynamic: the parameters' types, the symbol by name (SPORE_LOG=jit)
-  mutable std::map<std::string, std::shared_ptr<const runtime::Plan>> plans;
-  mutable std::map<std::string, uint64_t> plan_used;         // dynamic: when each plan last ran
-  mutable std::map<std::string, std::string> plan_failures;  // dynamic: sizes whose lowering failed
   bool draws_random() const { return random.key_capture >= 0 || random.advance > 0 || random.fixed; }
   // Flags the function read while tracing (a Cell's training mode) and the values it saw: the
   // graph serves a call only while all still hold.
@@ -435,49 +435,29 @@ TensorTree JitCore::call(const autodiff::TreeFn& f, const std::vector<TensorTree
     for (const Tensor& t : inputs) cpu = cpu && t.device() == kCPU;
     std::lock_guard<std::mutex> lock(impl_->mu);
     const Traced& t = *traced;
-    // Prepared library kernels fix their thread count: a changed count lowers again. A graph
-    // over a symbolic dimension has a plan per signature (the kMaxPlansPerGraph most recently run
-    // kept).
-    // A failed lowering is per size for such a graph (one size failing does not make every
-    // size interpret).
-    std::shared_ptr<const runtime::Plan>& slot = t.dynamic ? t.plans[key] : t.plan;
-    const std::string* failure = nullptr;
-    if (t.dynamic) {
-      if (auto it = t.plan_failures.find(key); it != t.plan_failures.end()) failure = &it->second;
-    } else if (t.interpret_only) {
-      failure = &t.lowering_error;
-    }
-    if (cpu && failure == nullptr && (slot == nullptr || slot->threads != num_threads())) {
+    // Prepared library kernels fix their thread count: a changed count lowers again. A failed
+    // lowering is remembered per signature (one size of a symbolic graph failing does not make
+    // every size interpret); a symbolic graph keeps the kMaxPlansPerGraph most recently run.
+    static std::atomic<uint64_t> tick{0};
+    auto& sp = t.plans[key];
+    sp.used = ++tick;
+    if (cpu && sp.failure.empty() && (sp.plan == nullptr || sp.plan->threads != num_threads())) {
       try {
-        slot = plan_lowerer()(*t.graph, inputs);
+        sp.plan = plan_lowerer()(*t.graph, inputs);
       } catch (const Error& e) {
         if (log_jit()) std::fprintf(stderr, "[jit] %s: lowering failed, interpreting: %s\n", impl_->name.c_str(), e.what());
-        if (t.dynamic) {
-          failure = &(t.plan_failures[key] = e.what());
-        } else {
-          t.interpret_only = true;
-          t.lowering_error = e.what();
-          failure = &t.lowering_error;
-        }
+        sp.failure = e.what();
       }
     }
-    if (cpu) plan = slot;
-    if (t.dynamic) {
-      // The least recently run plan goes first.
-      static std::atomic<uint64_t> tick{0};
-      t.plan_used[key] = ++tick;
-      if (t.plans.size() > kMaxPlansPerGraph) {
-        auto oldest = t.plan_used.end();
-        for (auto it = t.plan_used.begin(); it != t.plan_used.end(); ++it)
-          if (it->first != key && (oldest == t.plan_used.end() || it->second < oldest->second)) oldest = it;
-        if (oldest != t.plan_used.end()) {
-          t.plans.erase(oldest->first);
-          t.plan_used.erase(oldest);
-        }
-      }
-    }
+    if (cpu) plan = sp.plan;
     if (!cpu) why_interpreted = "an input is not on the CPU";
-    else if (failure != nullptr) why_interpreted = "lowering failed: " + *failure;
+    else if (!sp.failure.empty()) why_interpreted = "lowering failed: " + sp.failure;
+    if (t.plans.size() > kMaxPlansPerGraph) {
+      auto oldest = t.plans.end();
+      for (auto it = t.plans.begin(); it != t.plans.end(); ++it)
+        if (it->first != key && (oldest == t.plans.end() || it->second.used < oldest->second.used)) oldest = it;
+      t.plans.erase(oldest);
+    }
   }
   count_run(plan != nullptr, why_interpreted);
   auto outs = plan ? runtime::run(*plan, inputs) : interpret(*traced->graph, inputs);

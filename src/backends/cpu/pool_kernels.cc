@@ -126,18 +126,25 @@ void pool_plane(const Pool2dAttrs& a, const float* x, int64_t H, int64_t W, floa
   }
 }
 
+// The planes of x pooled into y, each plane's winners into `idx` (null: a per-thread scratch
+// row, dropped).
+void pool_planes(const Pool2dAttrs& a, const Buffer& x, const Buffer& y, int64_t* idx) {
+  const int64_t H = x.shape[2], W = x.shape[3], OH = y.shape[2], OW = y.shape[3];
+  const float* xp = x.ptr<float>();
+  float* yp = y.ptr<float>();
+  runtime::parallel_items(x.shape[0] * x.shape[1], OH * OW * a.kernel[0] * a.kernel[1], [&](int64_t p) {
+    thread_local std::vector<int64_t> scratch;
+    if (idx == nullptr && scratch.size() < static_cast<size_t>(OH * OW)) scratch.resize(static_cast<size_t>(OH * OW));
+    pool_plane(a, xp + p * H * W, H, W, yp + p * OH * OW, idx ? idx + p * OH * OW : scratch.data(), OH, OW);
+  });
+}
+
 void run(const void* attrs, std::span<const Buffer> in, std::span<const Buffer> out, const KernelContext&) {
   const auto& a = *static_cast<const Pool2dAttrs*>(attrs);
   const Buffer &x = in[0], &y = out[0], &i = out[1];
   if (y.numel() == 0) return;
   if (!x.contiguous() || !y.contiguous() || !i.contiguous()) return prims::pool2d_reference(a, in, out);
-  const int64_t H = x.shape[2], W = x.shape[3], OH = y.shape[2], OW = y.shape[3];
-  const float* xp = x.ptr<float>();
-  float* yp = y.ptr<float>();
-  int64_t* ip = i.ptr<int64_t>();
-  runtime::parallel_items(x.shape[0] * x.shape[1], OH * OW * a.kernel[0] * a.kernel[1], [&](int64_t p) {
-    pool_plane(a, xp + p * H * W, H, W, yp + p * OH * OW, ip + p * OH * OW, OH, OW);
-  });
+  pool_planes(a, x, y, i.ptr<int64_t>());
 }
 
 bool supports(const void* attrs, std::span<const TensorType> in) {
@@ -146,7 +153,7 @@ bool supports(const void* attrs, std::span<const TensorType> in) {
 }
 
 // Max pooling without indices (a forward), plain NCHW float32: the same scan, the winners
-// written to a per-plane scratch row and dropped. oneDNN 2.6 runs plain-NCHW pooling on its
+// written to a scratch row and dropped. oneDNN 2.6 runs plain-NCHW pooling on its
 // `simple_nchw` kernel, 10x slower than this one on an AVX2 EPYC (a LeNet-5 training step's
 // 2x2 pool of (128, 6, 28, 28): 5.3 ms against 0.5 ms with the indices). Channels-last inputs,
 // where oneDNN's jit pooling is fast, stay with it.
@@ -155,14 +162,7 @@ void run_values(const void* attrs, std::span<const Buffer> in, std::span<const B
   const Buffer &x = in[0], &y = out[0];
   if (y.numel() == 0) return;
   if (!x.contiguous() || !y.contiguous()) return prims::pool2d_reference(a, in, out);
-  const int64_t H = x.shape[2], W = x.shape[3], OH = y.shape[2], OW = y.shape[3];
-  const float* xp = x.ptr<float>();
-  float* yp = y.ptr<float>();
-  runtime::parallel_items(x.shape[0] * x.shape[1], OH * OW * a.kernel[0] * a.kernel[1], [&](int64_t p) {
-    thread_local std::vector<int64_t> idx;
-    if (idx.size() < static_cast<size_t>(OH * OW)) idx.resize(static_cast<size_t>(OH * OW));
-    pool_plane(a, xp + p * H * W, H, W, yp + p * OH * OW, idx.data(), OH, OW);
-  });
+  pool_planes(a, x, y, nullptr);
 }
 
 bool supports_values(const void* attrs, std::span<const TensorType> in) {
