@@ -74,6 +74,9 @@ TEST(ConvFastPaths, KernelLargerThanOutputAgreesWithReference) {
                      {wave({10, 10, 4, 3}).permute({3, 2, 0, 1}), wave({9, 9, 4, 5}, 0.2).permute({3, 2, 0, 1})});
   expect_conv_agrees({{1}, {0}, {0}, {1}, 1}, {wave({2, 4, 30}), wave({3, 4, 27}, 0.2)});
   expect_conv_agrees({{1, 1, 1}, {0, 0, 0}, {0, 0, 0}, {1, 1, 1}, 1}, {wave({1, 3, 6, 6, 6}), wave({2, 3, 5, 5, 5}, 0.2)});
+  // A small kernel over a tiny image (ResNet's last stage at 32x32): a forward conv.
+  expect_conv_agrees({{1, 1}, {1, 1}, {1, 1}, {1, 1}, 1}, {wave({3, 32, 1, 1}), wave({24, 32, 3, 3}, 0.2)});
+  expect_conv_agrees({{2, 2}, {1, 1}, {1, 1}, {1, 1}, 1}, {wave({2, 16, 2, 2}), wave({8, 16, 3, 3}, 0.2)});
 }
 
 TEST(ConvFastPaths, FewInputChannelsAgreeWithReference) {

@@ -128,6 +128,19 @@ graph @main(%0: data float32[16, 4, 10, 10], %1: data float32[8, 4, 8, 8]) {
   EXPECT_EQ(conv_epilogue(g), g);
 }
 
+TEST(PassConvEpilogue, TinyImageConvTakesItsEpilogue) {
+  // A 3x3 kernel over a 1x1 output (ResNet's last stage at 32x32 inputs) also covers more
+  // positions than it outputs, but it is a forward conv of a small kernel, not a weight gradient.
+  const std::string out = run_pass(conv_epilogue, R"(
+graph @main(%0: data float32[2, 8, 1, 1], %1: data float32[8, 8, 3, 3]) {
+  %2 = conv{stride=[1, 1], pad_l=[1, 1], pad_r=[1, 1], dilation=[1, 1], groups=1}(%0, %1) : float32[2, 8, 1, 1]
+  %3 = relu{a=0, b=0}(%2) : float32[2, 8, 1, 1]
+  return %3
+})");
+  EXPECT_NE(out.find("conv_fused"), std::string::npos) << out;
+  EXPECT_NE(out.find("post_ops=\"relu\""), std::string::npos) << out;
+}
+
 TEST(PassConvEpilogue, InferenceBatchNormBecomesScaleAndShift) {
   const std::string out = run_pass(conv_epilogue, text(R"(
 graph @main(%0: data float32[1, 16, 4, 4], %1: data float32[16, 16, 3, 3], %2: data float32[16], %3: data float32[16], %4: data float32[16], %5: data float32[16]) {
