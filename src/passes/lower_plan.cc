@@ -6,6 +6,7 @@
 #include <cstdlib>
 
 #include "codegen/fused.h"
+#include "passes/plan_family.h"
 #include "passes/plan_layout.h"
 #include "passes/plan_memory.h"
 #include "transforms/symbol_binding.h"
@@ -212,10 +213,10 @@ void prepare_kernels(Plan& plan) {
   }
 }
 
-void plan_arena(Lowering& l) {
-  Plan& plan = l.plan;
-  std::vector<BufferLife> lives;
-  std::vector<int32_t> ids;
+// The values the arena holds and each kernel's scratch, with their lifetimes.
+ArenaBuffers arena_buffers(const Lowering& l) {
+  const Plan& plan = l.plan;
+  ArenaBuffers b;
   for (size_t s = 0; s < plan.slots.size(); ++s) {
     const Slot& sl = plan.slots[s];
     if (sl.kind != SlotKind::Arena) continue;
@@ -224,40 +225,55 @@ void plan_arena(Lowering& l) {
     const size_t bytes = static_cast<size_t>(numel_of(sl.shape)) * dtype_size(sl.dtype);
     // An invariant step's result must outlive the call: later calls read it without remaking it.
     const int64_t last = sl.invariant ? static_cast<int64_t>(plan.steps.size()) : std::max(first, l.last_read[s]);
-    lives.push_back({bytes, sl.invariant ? 0 : first, last});
-    ids.push_back(static_cast<int32_t>(s));
+    b.lives.push_back({bytes, sl.invariant ? 0 : first, last});
+    b.slot.push_back(static_cast<int32_t>(s));
+    b.step.push_back(0);
+    b.invariant.push_back(sl.invariant ? 1 : 0);
   }
   // A kernel's scratch (oneDNN's reorders, a pool's other layout) is one more buffer, live for
   // its step only: it reuses memory the step's neighbours are done with, where one region past
   // the planned values cost the largest scratch on top of the peak (61 MB, the stem's weight
   // gradient reorders, in a ResNet-18 training step).
-  const size_t values = lives.size();
-  std::vector<size_t> scratch_of;  // step index per scratch buffer
-  size_t scratch = 0;
   for (size_t k = 0; k < plan.steps.size(); ++k) {
-    const size_t b = plan.steps[k].scratch_bytes;
-    if (b == 0) continue;
-    lives.push_back({b, static_cast<int64_t>(k), static_cast<int64_t>(k)});
-    scratch_of.push_back(k);
-    scratch = std::max(scratch, b);
+    const size_t bytes = plan.steps[k].scratch_bytes;
+    if (bytes == 0) continue;
+    b.lives.push_back({bytes, static_cast<int64_t>(k), static_cast<int64_t>(k)});
+    b.slot.push_back(-1);
+    b.step.push_back(k);
+    b.invariant.push_back(0);
   }
-  const MemoryLayout layout = plan_memory(lives, kAlign);
-  for (size_t i = 0; i < ids.size(); ++i) plan.slots[static_cast<size_t>(ids[i])].offset = layout.offsets[i];
-  for (size_t i = 0; i < scratch_of.size(); ++i) plan.steps[scratch_of[i]].scratch_offset = layout.offsets[values + i];
+  return b;
+}
+
+// Lays out the arena: in the family's layout when the plan joins it (one size of a symbolic
+// graph), else by plan_memory for this plan alone.
+void plan_arena(Lowering& l, PlanFamily* family, int64_t n) {
+  Plan& plan = l.plan;
+  const ArenaBuffers b = arena_buffers(l);
+  size_t scratch = 0;
+  for (size_t k = 0; k < plan.steps.size(); ++k) scratch = std::max(scratch, plan.steps[k].scratch_bytes);
+  plan.memory.scratch_bytes = (scratch + kAlign - 1) & ~(kAlign - 1);
+  if (family != nullptr && family->adopt(plan, n, b)) return;
+  const MemoryLayout layout = plan_memory(b.lives, kAlign);
+  for (size_t i = 0; i < b.lives.size(); ++i) {
+    if (b.slot[i] >= 0) plan.slots[static_cast<size_t>(b.slot[i])].offset = layout.offsets[i];
+    else plan.steps[b.step[i]].scratch_offset = layout.offsets[i];
+  }
   plan.memory.arena_bytes = layout.peak;
   plan.memory.intermediate_bytes = layout.total;
-  plan.memory.scratch_bytes = (scratch + kAlign - 1) & ~(kAlign - 1);
 }
 
 }  // namespace
 
-std::shared_ptr<Plan> lower_plan(const ir::Graph& g, std::span<const Tensor> inputs) {
+std::shared_ptr<Plan> lower_plan(const ir::Graph& g, std::span<const Tensor> inputs,
+                                 std::shared_ptr<PlanFamily>* family) {
   SPORE_CHECK(inputs.size() == g.params().size(), "[lower_plan] graph @", g.name(), " takes ", g.params().size(),
               " inputs, got ", inputs.size());
   auto plan = std::make_shared<Plan>();
   plan->name = g.name();
   plan->threads = num_threads();
   plan->pool = runtime::make_arena_pool();
+  plan->id = runtime::next_plan_id();
   Lowering l{*plan, {}, {}};
   std::vector<int32_t> param_slot;
   for (size_t i = 0; i < inputs.size(); ++i) {
@@ -354,7 +370,13 @@ std::shared_ptr<Plan> lower_plan(const ir::Graph& g, std::span<const Tensor> inp
   mark_invariant(g, *plan);
   assign_layouts(*plan, l.producer);
   prepare_kernels(*plan);
-  plan_arena(l);
+  // One symbol (a jit function's dynamic batch): the plan may share its family's layout.
+  PlanFamily* fam = nullptr;
+  if (family != nullptr && sizes.size() == 1) {
+    if (*family == nullptr) *family = std::make_shared<PlanFamily>();
+    fam = family->get();
+  }
+  plan_arena(l, fam, sizes.empty() ? 0 : sizes.begin()->second);
   // The generated kernels of every fused step: one translation unit for the graph, compiled in
   // the background while the interpreter serves the first calls.
   std::vector<const void*> fused;

@@ -4,6 +4,8 @@
 // so a steady loop reuses their blocks) and, for a strided input, its contiguous copy.
 #include <omp.h>
 
+#include <atomic>
+#include <cstring>
 #include <mutex>
 #include <sstream>
 
@@ -30,31 +32,62 @@ struct Workspace {
   std::vector<std::pair<const void*, uint64_t>> invariant_seen;
   bool invariant_done = false;  // the invariant steps ran to the end for invariant_seen
   uint64_t invariant_stamp = 0;
+  uint64_t invariant_key = 0;   // the Plan::invariant_key they ran under
+  uint64_t plan_id = 0;         // the plan `ptr`, `owner` and `prepared` are sized for
+  bool own_kernels = false;     // `prepared` holds kernels of its own (not the first workspace)
 };
+
+uint64_t next_plan_id() {
+  static std::atomic<uint64_t> next{1};
+  return next.fetch_add(1);
+}
+
+namespace {
+std::atomic<int64_t> g_invariant_runs{0};
+}  // namespace
+int64_t invariant_step_runs() { return g_invariant_runs.load(); }
+
+namespace {
+uint64_t invariant_key_of(const Plan& plan) { return plan.invariant_key != 0 ? plan.invariant_key : plan.id; }
+}  // namespace
 
 class ArenaPool {
  public:
   std::unique_ptr<Workspace> take(const Plan& plan) {
+    std::unique_ptr<Workspace> w;
     {
       std::lock_guard<std::mutex> lock(mu_);
       if (!free_.empty()) {
-        auto w = std::move(free_.back());
+        w = std::move(free_.back());
         free_.pop_back();
-        return w;
       }
     }
-    auto w = std::make_unique<Workspace>();
-    bool first;
-    {
+    if (w == nullptr) {
+      w = std::make_unique<Workspace>();
       std::lock_guard<std::mutex> lock(mu_);
-      first = !made_;
+      w->own_kernels = made_;  // the first workspace runs the plans' own prepared kernels
       made_ = true;
     }
-    if (!first) prepare_again(plan, *w);
+    if (w->plan_id != plan.id) {
+      // Another plan of the pool (another size of one symbolic graph): rebind, keeping the arena.
+      w->plan_id = plan.id;
+      w->ptr.assign(plan.slots.size(), nullptr);
+      w->owner.assign(plan.slots.size(), Tensor());
+      w->prepared.clear();
+      if (w->own_kernels) prepare_again(plan, *w);
+    }
     const size_t bytes = plan.memory.arena_bytes;  // kernel scratch is planned inside it
-    if (bytes > 0) w->arena = std::make_shared<Storage>(kCPU, bytes);
-    w->ptr.resize(plan.slots.size());
-    w->owner.resize(plan.slots.size());
+    if (bytes > 0 && (!w->arena || w->arena->nbytes() < bytes)) {
+      // Growing for a larger size of a symbolic graph: twice the size-dependent part, so sizes
+      // that keep rising (2, 3, 4 ...) move the kept results a few times, not once per size.
+      const size_t want = w->arena && plan.kept_bytes > 0 ? plan.kept_bytes + 2 * (bytes - plan.kept_bytes) : bytes;
+      auto grown = std::make_shared<Storage>(kCPU, want);
+      // The invariant results kept at the arena's start stay valid in the new one.
+      const bool keep = w->arena && w->invariant_done && plan.kept_bytes > 0 && w->invariant_key == invariant_key_of(plan);
+      if (keep) std::memcpy(grown->data(), w->arena->data(), plan.kept_bytes);
+      else w->invariant_done = false;
+      w->arena = std::move(grown);
+    }
     return w;
   }
   void give(std::unique_ptr<Workspace> w) {
@@ -296,7 +329,8 @@ void run_kernel(const Plan& plan, const Step& st, size_t k, Workspace& w) {
 // results a new stamp; the caller runs the steps, then record_invariant().
 bool invariant_unchanged(const Plan& plan, Workspace& w) {
   if (!plan.has_invariant_steps) return false;
-  bool same = w.invariant_done && w.invariant_seen.size() == plan.invariant_inputs.size();
+  bool same = w.invariant_done && w.invariant_key == invariant_key_of(plan) &&
+              w.invariant_seen.size() == plan.invariant_inputs.size();
   for (size_t i = 0; same && i < plan.invariant_inputs.size(); ++i) {
     const Tensor& t = w.owner[static_cast<size_t>(plan.invariant_inputs[i])];
     same = w.invariant_seen[i].first == t.data_ptr() && w.invariant_seen[i].second == t.version();
@@ -310,6 +344,7 @@ bool invariant_unchanged(const Plan& plan, Workspace& w) {
 
 void record_invariant(const Plan& plan, Workspace& w) {
   w.invariant_done = true;
+  w.invariant_key = invariant_key_of(plan);
   for (int32_t s : plan.invariant_inputs) {
     const Tensor& t = w.owner[static_cast<size_t>(s)];
     w.invariant_seen.emplace_back(t.data_ptr(), t.version());
@@ -337,6 +372,7 @@ std::vector<Tensor> run(const Plan& plan, std::span<const Tensor> inputs) {
   for (size_t k = 0; k < plan.steps.size(); ++k) {
     const Step& st = plan.steps[k];
     if (st.invariant && skip_invariant) continue;
+    if (st.invariant) g_invariant_runs.fetch_add(1, std::memory_order_relaxed);
     if (profiled) profile::note_variant(nullptr);
     const int64_t t0 = profiled ? profile::now_ns() : 0;
     if (st.prim->eager != nullptr) run_control_flow(plan, st, *w);

@@ -92,8 +92,25 @@ struct Plan {
   PlanMemory memory;
   int threads = 1;  // prepared library kernels fix their thread count
   /// Arenas of calls in flight: a call takes a free one, so concurrent calls never share one.
+  /// Plans of one graph over a symbolic dimension lowered at different sizes share one pool
+  /// (passes/plan_family.h): an arena serves whichever of them a call runs, grown when needed.
   std::shared_ptr<ArenaPool> pool;
+  /// This plan, among all plans of the process (a workspace rebinds when it runs another plan).
+  uint64_t id = 0;
+  /// Plans with one key leave their invariant steps' results at the same arena offsets: a
+  /// workspace whose last run of them was under this key (and whose invariant inputs are
+  /// unchanged) skips them, whichever plan of the key it ran. 0: the plan's own (its `id`).
+  uint64_t invariant_key = 0;
+  /// Those results lie in the arena's first `kept_bytes`, copied when an arena grows (0: they
+  /// are not kept together; a grown arena runs the invariant steps again).
+  size_t kept_bytes = 0;
 };
+
+/// A fresh Plan::id.
+uint64_t next_plan_id();
+
+/// How many invariant steps plans of this process have run (tests: which calls remade them).
+int64_t invariant_step_runs();
 
 /// A pool for a new plan's `pool`.
 std::shared_ptr<ArenaPool> make_arena_pool();

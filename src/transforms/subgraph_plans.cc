@@ -56,7 +56,7 @@ std::shared_ptr<runtime::Plan> plan_for(const ir::GraphPtr& g, std::span<const T
   }
   std::shared_ptr<runtime::Plan> plan;
   try {
-    plan = lower(*g, inputs);
+    plan = lower(*g, inputs, nullptr);
     g_lowered.fetch_add(1);
   } catch (const Error& e) {
     plan = nullptr;  // a value of run-time shape, an op without a kernel: interpreted

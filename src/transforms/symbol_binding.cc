@@ -32,7 +32,11 @@ std::shared_ptr<const void> bind_attrs(const Primitive& p, const void* attrs, co
     return true;
   };
   const std::function<Dim(Dim)> bind = [&lookup](Dim d) { return dim_substitute(d, lookup); };
-  return p.attrs.map_dims(attrs, bind);
+  std::shared_ptr<const void> bound = p.attrs.map_dims(attrs, bind);
+  // Unchanged (no dimension of the attributes names a bound symbol): the node's own, so that
+  // lowerings at different sizes share the attributes of every size-independent step.
+  if (p.attrs.equal != nullptr && p.attrs.equal(bound.get(), attrs)) return nullptr;
+  return bound;
 }
 
 }  // namespace spore::transforms

@@ -21,7 +21,7 @@ using SymbolSizes = std::map<Dim, int64_t>;
 SymbolSizes bind_symbols(const ir::Graph& g, std::span<const Tensor> inputs, const char* who);
 
 /// `attrs` of `p` with the bound sizes substituted; null when there is nothing to substitute
-/// (no symbols bound, no attributes, or attributes without dimensions).
+/// (no symbols bound, no attributes, or no dimension of them names a bound symbol).
 std::shared_ptr<const void> bind_attrs(const Primitive& p, const void* attrs, const SymbolSizes& sizes);
 
 }  // namespace spore::transforms

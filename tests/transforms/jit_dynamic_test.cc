@@ -14,6 +14,7 @@
 #include "ir/printer.h"
 #include "spore/spore.h"
 #include "transforms/ir_bridge.h"
+#include "runtime/plan.h"
 #include "transforms/jit_stats.h"
 
 namespace spore {
@@ -184,6 +185,58 @@ TEST(JitDynamic, ABranchOnASizeInCppIsCaughtByTheGuardTrace) {
   EXPECT_EQ(f.core().traces(), 5);
   // 2 on its own, {2, 3} generalized, 8 on its own, {8, 5} generalized; 4 is the first graph.
   EXPECT_EQ(f.core().optimizations(), 4);
+}
+
+}  // namespace
+}  // namespace spore
+
+namespace spore {
+namespace {
+
+// The plans of one graph over a symbolic dimension share one memory layout (offsets affine in the
+// size, passes/plan_family.h) and one arena: an inference network whose BatchNorms fold into its
+// conv weights (steps on parameters alone, kept between calls) folds them once for every size
+// that fits the arena, not once per size; a weight changed in place between sizes is still seen,
+// and each size's results are PyNative's.
+TEST(JitDynamic, SizesShareOneArenaAndTheWeightsFoldedOnce) {
+  ::setenv("SPORE_OPT_LEVEL", "2", 1);
+  manual_seed(4);
+  nn::SequentialCell net;
+  net.add(std::make_unique<nn::Conv2d>(3, 8, 3, 1, 1));
+  net.add(std::make_unique<nn::BatchNorm2d>(8));
+  net.add(std::make_unique<nn::ReLU>());
+  net.add(std::make_unique<nn::Conv2d>(8, 4, 3, 1, 1));
+  net.add(std::make_unique<nn::BatchNorm2d>(4));
+  // Running statistics away from (0, 1), so the fold is no identity.
+  for (auto& [name, b] : net.named_buffers()) {
+    if (name.find("running_mean") != std::string::npos) ops::copy_(b, normal(b.shape()) * 0.3);
+    if (name.find("running_var") != std::string::npos) ops::copy_(b, uniform(b.shape(), 0.5, 2.0));
+  }
+  net.eval();
+  auto f = jit([&](const Tensor& x) { return net(x); });
+  auto check = [&](int64_t n) {
+    const Tensor x = normal({n, 3, 6, 6});
+    const auto got = f(x).to_vector<float>(), want = net(x).to_vector<float>();
+    ASSERT_EQ(got.size(), want.size());
+    for (size_t i = 0; i < got.size(); ++i) ASSERT_NEAR(got[i], want[i], 1e-4f * (1 + std::abs(want[i]))) << n << " at " << i;
+  };
+  check(8);
+  check(5);  // the graph over a symbolic size: this plan starts the family's layout
+  check(6);  // the first plan in the shared layout, folding the weights into its new arena
+  check(5);  // lowered again, now in the shared layout (and arena)
+  const int64_t folds = runtime::invariant_step_runs();
+  check(3);  // a kernel scratch above its bound: the layout is made again, the folds stay
+  check(7);  // a larger arena: the folded weights are copied into it
+  check(6);
+  EXPECT_EQ(runtime::invariant_step_runs(), folds) << "sizes that fit the arena refolded the weights";
+  // A weight written in place: every size sees it.
+  auto params = net.parameters();
+  ops::copy_(params[0], params[0] * 1.5);
+  check(7);
+  check(4);
+  EXPECT_GT(runtime::invariant_step_runs(), folds);
+  EXPECT_EQ(f.core().optimizations(), 2);
+  ::unsetenv("SPORE_OPT_LEVEL");
 }
 
 }  // namespace

@@ -109,7 +109,7 @@ class ConvKernel final : public PreparedKernel {
     dnnl::memory src = place(src_, l->src_user, in[0].data, l->src_r, off);
     dnnl::memory wei = place(wei_, l->wei_user, in[1].data, l->wei_r, off);
     const bool wei_ready = l->wei_r && !v_.backward_weights &&
-                           weight_cache_.use(in[1], ctx.input_stamps ? ctx.input_stamps[1] : 0, l, wei_, wei);
+                           weight_cache_.use(in[1], ctx.input_stamps ? ctx.input_stamps[1] : 0, l, l->wei_user, wei_, wei);
     dnnl::memory dst_user = wrap(l->dst_user, out[0].data);
     dnnl::memory dst = place(dst_, l->dst_user, out[0].data, l->dst_r, off);
     if (l->src_r) l->src_r->execute(s, src_user, src);

@@ -5,7 +5,8 @@
 // input_stamps) is reordered into the kernel's layout once, into memory the kernel keeps. A pair
 // of calls with one stamp is needed before the copy is made, so a training step, whose weights
 // change every call, never makes one (and keeps its memory peak). One per prepared kernel, which
-// is never used by two calls at once (per thread in PyNative, per workspace in plans).
+// is never used by two calls at once (per thread in PyNative, per workspace in plans); a kept
+// reorder is shared with other kernels asking for the same one (the same conv at another size).
 #include <memory>
 
 #include "backends/cpu/onednn_common.h"
@@ -13,24 +14,47 @@
 
 namespace spore::cpu::onednn {
 
+/// Kept reorders shared between prepared kernels (the plans of one symbolic graph at several
+/// sizes run one conv's weights through a kernel per size): the memory holding `data` at
+/// `stamp` reordered from `user` into `desc`, when some kernel made it and still holds it.
+std::shared_ptr<Storage> find_kept(const void* data, uint64_t stamp, const dnnl::memory::desc& user,
+                                   const dnnl::memory::desc& desc);
+/// Offers `memory`, which holds that reorder, to other kernels (kept while any kernel holds it).
+void share_kept(const void* data, uint64_t stamp, const dnnl::memory::desc& user, const dnnl::memory::desc& desc,
+                const std::shared_ptr<Storage>& memory);
+
 class WeightCache {
  public:
-  /// For weights `w` (stamp from the caller, 0: unknown) reordered into `desc` under the layout
-  /// choice `key`: when the weights look unchanged, points `wei` at the kept memory. Returns true
-  /// when that memory already holds them; false when the caller must reorder into `wei` (kept
-  /// memory or, on a first sight, the scratch `wei` already pointed at).
-  bool use(const Buffer& w, uint64_t stamp, const void* key, const dnnl::memory::desc& desc, dnnl::memory& wei) {
+  /// For weights `w` (stamp from the caller, 0: unknown) in layout `user`, reordered into `desc`
+  /// under the layout choice `key`: when the weights look unchanged, points `wei` at the kept
+  /// memory. Returns true when that memory already holds them; false when the caller must
+  /// reorder into `wei` (kept memory or, on a first sight, the scratch `wei` already pointed at).
+  bool use(const Buffer& w, uint64_t stamp, const void* key, const dnnl::memory::desc& user,
+           const dnnl::memory::desc& desc, dnnl::memory& wei) {
     if (stamp == 0) return false;
     const bool same = data_ == w.data && stamp_ == stamp && key_ == key;
     data_ = w.data, stamp_ = stamp, key_ = key;
     if (!same) {
       valid_ = false;
+      // Memory other kernels were offered is never written again: they may still read it.
+      if (shared_) memory_.reset(), shared_ = false;
+      // Another kernel made this reorder already (and checked it: see below).
+      if (auto kept = find_kept(w.data, stamp, user, desc)) {
+        memory_ = std::move(kept);
+        valid_ = shared_ = true;
+        wei = wrap(desc, memory_->data());
+        return true;
+      }
       return false;
     }
     // From the caching allocator (64-byte aligned, counted by memory_stats, under the cap).
     if (!memory_ || memory_->nbytes() < desc.get_size()) memory_ = std::make_shared<Storage>(kCPU, desc.get_size());
     wei = wrap(desc, memory_->data());
-    if (valid_) return true;
+    if (valid_) {
+      // Filled by an earlier call of this kernel, which has returned: safe to offer.
+      if (!shared_) share_kept(w.data, stamp, user, desc, memory_), shared_ = true;
+      return true;
+    }
     valid_ = true;  // the caller reorders into it this once
     return false;
   }
@@ -39,7 +63,8 @@ class WeightCache {
   const void* data_ = nullptr;
   uint64_t stamp_ = 0;
   const void* key_ = nullptr;
-  bool valid_ = false;  // memory_ holds the reordered weights of (data_, stamp_, key_)
+  bool valid_ = false;   // memory_ holds the reordered weights of (data_, stamp_, key_)
+  bool shared_ = false;  // memory_ was offered to (or taken from) other kernels: read only
   std::shared_ptr<Storage> memory_;
 };
 
