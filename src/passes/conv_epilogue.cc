@@ -118,6 +118,7 @@ std::vector<Link> match(const ir::Graph& g, const Uses& uses, size_t ui, ir::Val
 
 bool weight_gradient_shaped(const ir::Graph& g, const ir::Node& conv) {
   return prims::conv_is_weight_gradient_shaped(
+      transforms::from_ir(std::get<ir::TensorType>(g.type_of(conv.inputs()[0]))).shape,
       transforms::from_ir(std::get<ir::TensorType>(g.type_of(conv.inputs()[1]))).shape,
       transforms::from_ir(std::get<ir::TensorType>(conv.outputs()[0])).shape);
 }

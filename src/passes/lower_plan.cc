@@ -146,7 +146,7 @@ void donate(const ir::Graph& g, Lowering& l, const std::vector<int32_t>& out_slo
 // literals, and what such steps made): see Plan::invariant_inputs.
 constexpr size_t kKeptLiteralBytes = size_t{1} << 20;
 
-void mark_invariant(const ir::Graph& g, Plan& plan) {
+void mark_invariant(const ir::Graph& g, Plan& plan, const std::vector<char>& sized) {
   std::vector<char> inv(plan.slots.size(), 0);
   std::vector<char> written(g.params().size(), 0);
   for (const ir::Output& o : g.outputs())
@@ -160,8 +160,11 @@ void mark_invariant(const ir::Graph& g, Plan& plan) {
     }
   }
   std::vector<char> used_input(plan.slots.size(), 0);
-  for (Step& st : plan.steps) {
-    bool ok = st.kernel != nullptr && st.prim->effect == Effect::Pure;
+  for (size_t k = 0; k < plan.steps.size(); ++k) {
+    Step& st = plan.steps[k];
+    // A step bound to this call's sizes (a fill of n rows) is remade per call: the plans of one
+    // symbolic graph at other sizes share the invariant results (plan_family.h).
+    bool ok = st.kernel != nullptr && st.prim->effect == Effect::Pure && !sized[k];
     for (int32_t s : st.in) {
       const Slot& sl = plan.slots[static_cast<size_t>(s)];
       ok = ok && inv[static_cast<size_t>(sl.kind == SlotKind::View ? sl.base : s)];
@@ -247,7 +250,7 @@ ArenaBuffers arena_buffers(const Lowering& l) {
 
 // Lays out the arena: in the family's layout when the plan joins it (one size of a symbolic
 // graph), else by plan_memory for this plan alone.
-void plan_arena(Lowering& l, PlanFamily* family, int64_t n) {
+void plan_arena(Lowering& l, runtime::PlanFamily* family, int64_t n) {
   Plan& plan = l.plan;
   const ArenaBuffers b = arena_buffers(l);
   size_t scratch = 0;
@@ -266,7 +269,7 @@ void plan_arena(Lowering& l, PlanFamily* family, int64_t n) {
 }  // namespace
 
 std::shared_ptr<Plan> lower_plan(const ir::Graph& g, std::span<const Tensor> inputs,
-                                 std::shared_ptr<PlanFamily>* family) {
+                                 std::shared_ptr<runtime::PlanFamily>* family) {
   SPORE_CHECK(inputs.size() == g.params().size(), "[lower_plan] graph @", g.name(), " takes ", g.params().size(),
               " inputs, got ", inputs.size());
   auto plan = std::make_shared<Plan>();
@@ -298,6 +301,7 @@ std::shared_ptr<Plan> lower_plan(const ir::Graph& g, std::span<const Tensor> inp
                                           : values[static_cast<size_t>(v.node)][static_cast<size_t>(v.index)];
   };
   std::vector<TensorType> in_types;
+  std::vector<char> sized;  // per step: its attributes name a bound symbol
   for (size_t k = 0; k < g.nodes().size(); ++k) {
     const ir::Node& n = *g.nodes()[k];
     if (n.op() == transforms::kConstantOp) {
@@ -315,10 +319,12 @@ std::shared_ptr<Plan> lower_plan(const ir::Graph& g, std::span<const Tensor> inp
     SPORE_CHECK(p != nullptr, "[lower_plan] op '", n.op(), "' is not a primitive this build knows");
     Step st;
     st.prim = p;
+    bool step_sized = false;
     if (transforms::is_control_flow(*p)) {
       st.attrs = transforms::attrs_with_subgraphs(*p, n.attrs(), n.subgraphs());
     } else {
       std::shared_ptr<const void> bound = transforms::bind_attrs(*p, n.attrs(), sizes);
+      step_sized = bound != nullptr;
       st.attrs = bound ? std::move(bound) : n.attrs_ptr();
     }
     in_types.clear();
@@ -357,6 +363,7 @@ std::shared_ptr<Plan> lower_plan(const ir::Graph& g, std::span<const Tensor> inp
     for (const TensorType& t : out_types) st.out.push_back(l.add_value(t, step));
     values[k] = st.out;
     plan->steps.push_back(std::move(st));
+    sized.push_back(step_sized);
   }
   std::vector<int32_t> out_slots;
   for (const ir::Output& o : g.outputs()) out_slots.push_back(slot_of(o.value));
@@ -367,13 +374,13 @@ std::shared_ptr<Plan> lower_plan(const ir::Graph& g, std::span<const Tensor> inp
     if (r.kind == SlotKind::Arena) r.kind = SlotKind::Output;
   }
   for (size_t o = 0; o < out_slots.size(); ++o) plan->outputs.push_back({out_slots[o], g.outputs()[o].updates});
-  mark_invariant(g, *plan);
+  mark_invariant(g, *plan, sized);
   assign_layouts(*plan, l.producer);
   prepare_kernels(*plan);
   // One symbol (a jit function's dynamic batch): the plan may share its family's layout.
-  PlanFamily* fam = nullptr;
+  runtime::PlanFamily* fam = nullptr;
   if (family != nullptr && sizes.size() == 1) {
-    if (*family == nullptr) *family = std::make_shared<PlanFamily>();
+    if (*family == nullptr) *family = std::make_shared<runtime::PlanFamily>();
     fam = family->get();
   }
   plan_arena(l, fam, sizes.empty() ? 0 : sizes.begin()->second);

@@ -15,13 +15,11 @@
 
 namespace spore::passes {
 
-class PlanFamily;
-
 /// Lowers `g` for `inputs` (one per graph input; only their dtypes and shapes are used, and the
 /// plan assumes contiguous inputs). Throws spore::Error for an op with no CPU kernel. With
 /// `family` (made on first use) and a graph over one symbolic dimension, the plan shares the
 /// memory layout and arena of the family's other sizes when it can (plan_family.h).
 std::shared_ptr<runtime::Plan> lower_plan(const ir::Graph& g, std::span<const Tensor> inputs,
-                                          std::shared_ptr<PlanFamily>* family = nullptr);
+                                          std::shared_ptr<runtime::PlanFamily>* family = nullptr);
 
 }  // namespace spore::passes

@@ -5,27 +5,48 @@
 #include <numeric>
 #include <sstream>
 
-namespace spore::passes {
+namespace spore::runtime {
 namespace {
 
-using runtime::Plan;
-using runtime::Slot;
-using runtime::SlotKind;
-using runtime::Step;
+using passes::Affine;
+using passes::AffineBufferLife;
+using passes::ArenaBuffers;
+using passes::BufferLife;
 
 // What two plans of one family must agree on for one layout and one set of invariant results to
 // serve both: every slot's kind, type and layout but its sizes, every step's primitive, kernel,
 // operands and flags, and for an invariant step its attributes themselves (its results are
 // shared, so it must be the same computation, not one bound to another size).
 std::string structure_of(const Plan& plan) {
+  // The slots invariant steps read or write (and the memory they view) are shared between the
+  // sizes as they are: their whole geometry must match, not only their rank.
+  std::vector<char> shared(plan.slots.size(), 0);
+  for (const Step& st : plan.steps) {
+    if (!st.invariant) continue;
+    for (const auto* ids : {&st.in, &st.out})
+      for (int32_t s : *ids) {
+        shared[static_cast<size_t>(s)] = 1;
+        const Slot& sl = plan.slots[static_cast<size_t>(s)];
+        if (sl.kind == SlotKind::View) shared[static_cast<size_t>(sl.base)] = 1;
+      }
+  }
   std::ostringstream os;
-  for (const Slot& s : plan.slots)
+  for (size_t i = 0; i < plan.slots.size(); ++i) {
+    const Slot& s = plan.slots[i];
     os << static_cast<int>(s.kind) << ',' << static_cast<int>(s.dtype) << ',' << s.weak << s.channels_last << s.invariant
-       << ',' << s.index << ',' << s.base << ',' << s.shape.size() << ';';
+       << ',' << s.index << ',' << s.base << ',' << s.shape.size();
+    if (shared[i]) {
+      os << ':' << shape_str(s.shape) << shape_str(s.strides);
+      if (s.kind == SlotKind::View) os << '+' << s.offset;
+    }
+    os << ';';
+  }
   os << '|';
   for (const Step& st : plan.steps) {
     os << st.prim << ',' << st.kernel << ',' << st.invariant << ',' << (st.scratch_bytes > 0) << ':';
-    // Its attributes themselves: lowering binds a copy only for attributes naming the symbol.
+    // Its attributes themselves: lowering binds a copy only for attributes naming the symbol
+    // (such steps are not invariant), and the graph, which the family lives no longer than,
+    // holds the rest.
     if (st.invariant) os << st.attrs.get() << ':';
     for (int32_t s : st.in) os << s << ' ';
     os << "> ";
@@ -33,7 +54,7 @@ std::string structure_of(const Plan& plan) {
     os << ';';
   }
   os << '|';
-  for (const runtime::PlanOutput& o : plan.outputs) os << o.slot << ',' << (o.updates ? *o.updates : -1) << ';';
+  for (const PlanOutput& o : plan.outputs) os << o.slot << ',' << (o.updates ? *o.updates : -1) << ';';
   for (int32_t s : plan.invariant_inputs) os << s << ',';
   return os.str();
 }
@@ -58,11 +79,17 @@ Affine fit(int64_t n1, int64_t b1, int64_t n2, int64_t b2) {
 
 }  // namespace
 
-PlanFamily::PlanFamily() : pool_(runtime::make_arena_pool()), key_(runtime::next_plan_id()) {}
+PlanFamily::PlanFamily()
+    : pool_(make_arena_pool()), kept_reorders_(std::make_shared<KeptReorders>()), key_(next_plan_id()) {}
 
 int PlanFamily::adopted() const {
   std::lock_guard<std::mutex> lock(mu_);
   return adopted_;
+}
+
+int PlanFamily::relayouts() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return relayouts_;
 }
 
 bool PlanFamily::form(int64_t n, const std::string& structure, const ArenaBuffers& buffers) {
@@ -98,7 +125,7 @@ void PlanFamily::layout() {
   });
   std::vector<AffineBufferLife> placed(count);
   for (size_t i = 0; i < count; ++i) placed[i] = bounds_[order[i]];
-  layout_ = plan_memory_affine(placed, reference_);
+  layout_ = passes::plan_memory_affine(placed, reference_);
   offsets_.assign(count, Affine{});
   size_t kept = 0;
   for (size_t i = 0; i < count; ++i) {
@@ -114,41 +141,44 @@ void PlanFamily::layout() {
 
 bool PlanFamily::adopt(Plan& plan, int64_t n, const ArenaBuffers& buffers) {
   std::lock_guard<std::mutex> lock(mu_);
-  if (refused_ || n < 1) return false;
+  if (n < 1) return false;
   std::string structure = structure_of(plan);
-  if (bounds_.empty() && structure_.empty()) {
-    if (!first_) {
-      first_ = First{n, std::move(structure), buffers.lives};
-      return false;
-    }
-    if (n == first_->n) return false;
-    if (!form(n, structure, buffers)) {
-      refused_ = true;
+  if (structure_.empty()) {
+    // No layout yet: this size and the first, if they agree, make it; else this size is the
+    // first of the next try (a batch of 1 that took other kernels does not block the rest).
+    if (first_ && n != first_->n && form(n, structure, buffers)) {
       first_.reset();
+    } else {
+      if (!first_ || n != first_->n) first_ = First{n, std::move(structure), buffers.lives};
       return false;
     }
-    first_.reset();
   } else if (structure != structure_) {
     return false;
   }
   // Over the same steps at this size; a buffer above its bound (a kernel's scratch need not be
   // affine in the size) raises the bound's base to it, and the layout is made again. Plans laid
   // out before keep theirs: the invariant results stay at the same offsets (placed first, with
-  // the same sizes), and an arena serves one plan at a time.
+  // the same sizes), and an arena serves one plan at a time. Everything is checked before
+  // anything changes.
   if (buffers.lives.size() != bounds_.size()) return false;
-  bool widened = false;
+  bool widen = false;
   for (size_t i = 0; i < bounds_.size(); ++i) {
-    AffineBufferLife& b = bounds_[i];
+    const AffineBufferLife& b = bounds_[i];
     const BufferLife& l = buffers.lives[i];
     if (l.first != b.first || l.last != b.last) return false;
-    const auto bytes = static_cast<int64_t>(l.bytes);
-    if (bytes > b.bytes.at(n)) {
-      if (buffers.invariant[i]) return false;  // cannot happen: same structure, constant size
-      b.bytes.base += bytes - b.bytes.at(n);
-      widened = true;
+    if (static_cast<int64_t>(l.bytes) > b.bytes.at(n)) {
+      if (buffers.invariant[i]) return false;  // same structure: an invariant size cannot change
+      widen = true;
     }
   }
-  if (widened) layout();
+  if (widen) {
+    for (size_t i = 0; i < bounds_.size(); ++i) {
+      Affine& bytes = bounds_[i].bytes;
+      bytes.base += std::max<int64_t>(0, static_cast<int64_t>(buffers.lives[i].bytes) - bytes.at(n));
+    }
+    layout();
+    ++relayouts_;
+  }
   size_t total = 0;
   for (size_t i = 0; i < bounds_.size(); ++i) {
     const auto off = static_cast<size_t>(offsets_[i].at(n));
@@ -161,8 +191,9 @@ bool PlanFamily::adopt(Plan& plan, int64_t n, const ArenaBuffers& buffers) {
   plan.pool = pool_;
   plan.invariant_key = key_;
   plan.kept_bytes = kept_bytes_;
+  plan.kept_reorders = kept_reorders_;
   ++adopted_;
   return true;
 }
 
-}  // namespace spore::passes
+}  // namespace spore::runtime

@@ -23,6 +23,7 @@
 
 #include "passes/plan_memory.h"
 #include "passes/plan_memory_affine.h"
+#include "runtime/kept_reorders.h"
 #include "runtime/plan.h"
 
 namespace spore::passes {
@@ -36,38 +37,46 @@ struct ArenaBuffers {
   std::vector<char> invariant;  // per buffer: an invariant step's result (kept across calls)
 };
 
+}  // namespace spore::runtime
+
+namespace spore::runtime {
+
+// Declared in runtime/plan.h (jit holds one per graph without knowing the lowering); defined
+// here, by the lowering that fills it.
 class PlanFamily {
  public:
   PlanFamily();
   /// Lays out `plan`, lowered at size `n` with `buffers`, in the family's layout and pool (slot
   /// and scratch offsets, arena size, pool and invariant key set). False, leaving the plan
   /// untouched, when the family has no layout yet or the plan does not fit it.
-  bool adopt(runtime::Plan& plan, int64_t n, const ArenaBuffers& buffers);
-  /// How many plans joined (tests).
+  bool adopt(Plan& plan, int64_t n, const passes::ArenaBuffers& buffers);
+  /// How many plans joined, and how often a buffer above its bound made the layout again (tests).
   int adopted() const;
+  int relayouts() const;
 
  private:
   struct First {
     int64_t n = 0;
     std::string structure;
-    std::vector<BufferLife> lives;
+    std::vector<passes::BufferLife> lives;
   };
-  bool form(int64_t n, const std::string& structure, const ArenaBuffers& buffers);
+  bool form(int64_t n, const std::string& structure, const passes::ArenaBuffers& buffers);
   void layout();  // offsets_, layout_ and kept_bytes_ from bounds_
 
   mutable std::mutex mu_;
   std::optional<First> first_;
-  bool refused_ = false;  // the first two sizes gave no layout: every plan keeps its own
   std::string structure_;
-  std::vector<AffineBufferLife> bounds_;  // per buffer
+  std::vector<passes::AffineBufferLife> bounds_;  // per buffer
   std::vector<char> invariant_;           // per buffer
   int64_t reference_ = 1;                 // the size placements are compared at
-  std::vector<Affine> offsets_;           // per buffer
-  AffineLayout layout_;                   // in placement order (for the peak)
+  std::vector<passes::Affine> offsets_;           // per buffer
+  passes::AffineLayout layout_;                   // in placement order (for the peak)
   size_t kept_bytes_ = 0;
-  std::shared_ptr<runtime::ArenaPool> pool_;
+  std::shared_ptr<ArenaPool> pool_;
+  std::shared_ptr<KeptReorders> kept_reorders_;
   uint64_t key_ = 0;
   int adopted_ = 0;
+  int relayouts_ = 0;
 };
 
-}  // namespace spore::passes
+}  // namespace spore::runtime

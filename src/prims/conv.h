@@ -37,10 +37,10 @@ struct ConvTransposeAttrs {
 const Primitive& conv_primitive();
 
 /// True when a conv's kernel (w: O, C, *K) covers more positions than its output (y: N, O, *Q)
-/// and at least 16: a weight gradient in disguise (autodiff's conv_weight_grad), which the
-/// oneDNN kernel runs as backward-weights over swapped dims; such convs stay plain (no epilogue,
-/// no channels-last). Symbolic sizes: false.
-bool conv_is_weight_gradient_shaped(const Shape& w, const Shape& y);
+/// and fits inside its image (x: N, C, *S): a weight gradient in disguise (autodiff's
+/// conv_weight_grad), which the oneDNN kernel runs as backward-weights over swapped dims; such
+/// convs stay plain (no epilogue, no channels-last). Symbolic sizes: false.
+bool conv_is_weight_gradient_shaped(const Shape& x, const Shape& w, const Shape& y);
 const Primitive& conv_transpose_primitive();
 
 /// Plain C++ kernels (float32, float64, 16-bit floats accumulating in float32). Exposed for the

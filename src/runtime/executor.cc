@@ -4,11 +4,13 @@
 // so a steady loop reuses their blocks) and, for a strided input, its contiguous copy.
 #include <omp.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstring>
 #include <mutex>
 #include <sstream>
 
+#include "runtime/kept_reorders.h"
 #include "runtime/plan.h"
 #include "runtime/profile.h"
 #include "spore/ops.h"
@@ -35,6 +37,9 @@ struct Workspace {
   uint64_t invariant_key = 0;   // the Plan::invariant_key they ran under
   uint64_t plan_id = 0;         // the plan `ptr`, `owner` and `prepared` are sized for
   bool own_kernels = false;     // `prepared` holds kernels of its own (not the first workspace)
+  // Own kernels prepared for other plans of the pool (other sizes of one graph), the most
+  // recently run last: switching back does not prepare them again.
+  std::vector<std::pair<uint64_t, std::vector<std::shared_ptr<PreparedKernel>>>> other_prepared;
 };
 
 uint64_t next_plan_id() {
@@ -70,17 +75,31 @@ class ArenaPool {
     }
     if (w->plan_id != plan.id) {
       // Another plan of the pool (another size of one symbolic graph): rebind, keeping the arena.
+      if (w->own_kernels) {
+        auto& others = w->other_prepared;
+        if (w->plan_id != 0) others.emplace_back(w->plan_id, std::move(w->prepared));
+        auto it = std::find_if(others.begin(), others.end(), [&](const auto& o) { return o.first == plan.id; });
+        if (it != others.end()) {
+          w->prepared = std::move(it->second);
+          others.erase(it);
+        } else {
+          prepare_again(plan, *w);
+        }
+        if (others.size() > kMaxOtherPlans) others.erase(others.begin());
+      }
       w->plan_id = plan.id;
       w->ptr.assign(plan.slots.size(), nullptr);
       w->owner.assign(plan.slots.size(), Tensor());
-      w->prepared.clear();
-      if (w->own_kernels) prepare_again(plan, *w);
     }
     const size_t bytes = plan.memory.arena_bytes;  // kernel scratch is planned inside it
     if (bytes > 0 && (!w->arena || w->arena->nbytes() < bytes)) {
-      // Growing for a larger size of a symbolic graph: twice the size-dependent part, so sizes
-      // that keep rising (2, 3, 4 ...) move the kept results a few times, not once per size.
-      const size_t want = w->arena && plan.kept_bytes > 0 ? plan.kept_bytes + 2 * (bytes - plan.kept_bytes) : bytes;
+      // Growing for a larger size of a symbolic graph: at least twice the old size-dependent
+      // part, so sizes that keep rising (2, 3, 4 ...) move the kept results a few times, not
+      // once per size.
+      const size_t old = w->arena ? w->arena->nbytes() : 0;
+      const size_t want = old > plan.kept_bytes && plan.kept_bytes > 0
+                              ? std::max(bytes, plan.kept_bytes + 2 * (old - plan.kept_bytes))
+                              : bytes;
       auto grown = std::make_shared<Storage>(kCPU, want);
       // The invariant results kept at the arena's start stay valid in the new one.
       const bool keep = w->arena && w->invariant_done && plan.kept_bytes > 0 && w->invariant_key == invariant_key_of(plan);
@@ -102,7 +121,7 @@ class ArenaPool {
 
  private:
   static void prepare_again(const Plan& plan, Workspace& w) {
-    w.prepared.resize(plan.steps.size());
+    w.prepared.assign(plan.steps.size(), nullptr);
     std::vector<TensorType> in, out;
     auto type = [&](int32_t s) { return plan.slots[static_cast<size_t>(s)].type(); };
     for (size_t k = 0; k < plan.steps.size(); ++k) {
@@ -119,6 +138,7 @@ class ArenaPool {
   }
 
   static constexpr size_t kMaxFree = 4;  // concurrent calls beyond this get a fresh arena
+  static constexpr size_t kMaxOtherPlans = 8;
   bool made_ = false;
   std::mutex mu_;
   std::vector<std::unique_ptr<Workspace>> free_;
@@ -361,6 +381,12 @@ std::vector<Tensor> run(const Plan& plan, std::span<const Tensor> inputs) {
   // OpenMP's thread count is per calling thread; library kernels (oneDNN) read it.
   if (omp_get_max_threads() != num_threads()) omp_set_num_threads(num_threads());
   std::unique_ptr<Workspace> w = plan.pool->take(plan);
+  // The plan's family shares kept weight reorders between its kernels (per-thread context).
+  struct KeptScope {
+    KeptReorders* outer = tls_kept_reorders;
+    explicit KeptScope(KeptReorders* k) { tls_kept_reorders = k; }
+    ~KeptScope() { tls_kept_reorders = outer; }
+  } kept_scope{plan.kept_reorders.get()};
   struct Return {
     ArenaPool& pool;
     std::unique_ptr<Workspace>& w;

@@ -73,6 +73,13 @@ struct PlanMemory {
 };
 
 class ArenaPool;
+class KeptReorders;
+/// Plans of one graph over a symbolic dimension, lowered at different sizes, that share a memory
+/// layout and arena: defined by the lowering (passes/plan_family.h); jit holds one per graph.
+class PlanFamily;
+
+/// A fresh Plan::id.
+uint64_t next_plan_id();
 
 /// A lowered graph, specialized to one input signature and thread count.
 struct Plan {
@@ -96,7 +103,7 @@ struct Plan {
   /// (passes/plan_family.h): an arena serves whichever of them a call runs, grown when needed.
   std::shared_ptr<ArenaPool> pool;
   /// This plan, among all plans of the process (a workspace rebinds when it runs another plan).
-  uint64_t id = 0;
+  uint64_t id = next_plan_id();
   /// Plans with one key leave their invariant steps' results at the same arena offsets: a
   /// workspace whose last run of them was under this key (and whose invariant inputs are
   /// unchanged) skips them, whichever plan of the key it ran. 0: the plan's own (its `id`).
@@ -104,10 +111,9 @@ struct Plan {
   /// Those results lie in the arena's first `kept_bytes`, copied when an arena grows (0: they
   /// are not kept together; a grown arena runs the invariant steps again).
   size_t kept_bytes = 0;
+  /// The family's kept weight reorders (runtime/kept_reorders.h), or null.
+  std::shared_ptr<KeptReorders> kept_reorders;
 };
-
-/// A fresh Plan::id.
-uint64_t next_plan_id();
 
 /// How many invariant steps plans of this process have run (tests: which calls remade them).
 int64_t invariant_step_runs();

@@ -137,7 +137,8 @@ struct Traced {
   mutable std::map<std::string, SignaturePlan> plans;
   // Dynamic: the plans' shared memory layout and arena (passes/plan_family.h), made by the
   // lowering; guarded by Impl::mu.
-  mutable std::shared_ptr<passes::PlanFamily> family;
+  mutable std::shared_ptr<runtime::PlanFamily> family;
+  mutable bool family_joined = false;  // a plan joined it: the ones lowered before were dropped
   // A graph over a symbolic dimension: it serves several signatures, a plan lowered for each.
   bool dynamic = false;
   ir::GraphPtr first_raw;  // dynamic: the earlier of the two traces it was generalized from
@@ -447,15 +448,17 @@ TensorTree JitCore::call(const autodiff::TreeFn& f, const std::vector<TensorTree
     if (cpu && sp.failure.empty() && (sp.plan == nullptr || sp.plan->threads != num_threads())) {
       try {
         sp.plan = plan_lowerer()(*t.graph, inputs, t.dynamic ? &t.family : nullptr);
-        // The first plan to join the family's layout (the second size lowered) leaves the one
-        // lowered before it on a layout of its own: that size lowers again on its next call and
-        // joins, so every size runs in the one arena.
+        // The first plan to join the family's layout (the second size lowered) leaves the ones
+        // lowered before it on layouts of their own: those sizes lower again on their next call
+        // and join, so every size runs in the one arena (once: a size that cannot join keeps
+        // its plan).
         if (log_jit() && t.dynamic)
           std::fprintf(stderr, "[jit] %s: the plan for (%s) %s (arena %zu bytes)\n", impl_->name.c_str(), key.c_str(),
                        sp.plan->invariant_key != 0 ? "shares one memory layout and arena with its other sizes"
                                                    : "has a memory layout of its own",
                        sp.plan->memory.arena_bytes);
-        if (sp.plan->invariant_key != 0) {
+        if (sp.plan->invariant_key != 0 && !t.family_joined) {
+          t.family_joined = true;
           for (auto it = t.plans.begin(); it != t.plans.end();) {
             if (it->second.plan && it->second.plan->invariant_key != sp.plan->invariant_key) it = t.plans.erase(it);
             else ++it;

@@ -9,16 +9,12 @@
 #include "ir/graph.h"
 #include "runtime/plan.h"
 
-namespace spore::passes {
-class PlanFamily;  // plans of one symbolic graph sharing a memory layout (passes/plan_family.h)
-}  // namespace spore::passes
-
 namespace spore::transforms {
 
 /// Lowers `g` for `inputs`; `family` (may be null; made on first use) lets the plans of one
 /// graph over a symbolic dimension share a memory layout and arena.
 using PlanLowerer = std::shared_ptr<runtime::Plan> (*)(const ir::Graph& g, std::span<const Tensor> inputs,
-                                                       std::shared_ptr<passes::PlanFamily>* family);
+                                                       std::shared_ptr<runtime::PlanFamily>* family);
 void set_plan_lowerer(PlanLowerer f);
 /// The registered lowering, or null.
 PlanLowerer plan_lowerer();

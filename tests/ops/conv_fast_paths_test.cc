@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // The fast paths a training step takes, each against the plain reference computation:
-//  - a conv whose kernel covers more positions than its output (autodiff's weight gradient) runs
-//    as oneDNN's backward-weights primitive (src/backends/cpu/onednn_conv.cc);
+//  - a conv whose kernel covers more positions than its output and fits inside its image
+//    (autodiff's weight gradient) runs as oneDNN's backward-weights primitive
+//    (src/backends/cpu/onednn_conv.cc); a small kernel over a tiny padded image does not;
 //  - convs with few input channels keep a plain src;
 //  - max pooling with indices (src/backends/cpu/pool_kernels.cc) picks exactly the reference's
 //    element, ties, NaN and -inf windows included;
@@ -77,6 +78,19 @@ TEST(ConvFastPaths, KernelLargerThanOutputAgreesWithReference) {
   // A small kernel over a tiny image (ResNet's last stage at 32x32): a forward conv.
   expect_conv_agrees({{1, 1}, {1, 1}, {1, 1}, {1, 1}, 1}, {wave({3, 32, 1, 1}), wave({24, 32, 3, 3}, 0.2)});
   expect_conv_agrees({{2, 2}, {1, 1}, {1, 1}, {1, 1}, 1}, {wave({2, 16, 2, 2}), wave({8, 16, 3, 3}, 0.2)});
+}
+
+TEST(ConvFastPaths, WeightGradientShapeIsAKernelInsideItsImageLargerThanTheOutput) {
+  using prims::conv_is_weight_gradient_shaped;
+  // LeNet's first weight gradient as autodiff builds it (x^T, dy^T -> dW^T).
+  EXPECT_TRUE(conv_is_weight_gradient_shaped({1, 16, 20, 20}, {6, 16, 16, 16}, {1, 6, 5, 5}));
+  // A 1x1 conv's weight gradient over a 2x2 output: 4 kernel positions, 1 output position.
+  EXPECT_TRUE(conv_is_weight_gradient_shaped({8, 4, 2, 2}, {16, 4, 2, 2}, {8, 16, 1, 1}));
+  // A 3x3 kernel over a 1x1 image (padding 1): a forward conv of a tiny image.
+  EXPECT_FALSE(conv_is_weight_gradient_shaped({3, 32, 1, 1}, {24, 32, 3, 3}, {3, 24, 1, 1}));
+  EXPECT_FALSE(conv_is_weight_gradient_shaped({2, 16, 2, 2}, {8, 16, 3, 3}, {2, 8, 1, 1}));
+  // An ordinary conv: fewer kernel positions than outputs.
+  EXPECT_FALSE(conv_is_weight_gradient_shaped({2, 3, 32, 32}, {8, 3, 3, 3}, {2, 8, 32, 32}));
 }
 
 TEST(ConvFastPaths, FewInputChannelsAgreeWithReference) {

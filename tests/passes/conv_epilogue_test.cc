@@ -129,8 +129,9 @@ graph @main(%0: data float32[16, 4, 10, 10], %1: data float32[8, 4, 8, 8]) {
 }
 
 TEST(PassConvEpilogue, TinyImageConvTakesItsEpilogue) {
-  // A 3x3 kernel over a 1x1 output (ResNet's last stage at 32x32 inputs) also covers more
-  // positions than it outputs, but it is a forward conv of a small kernel, not a weight gradient.
+  // A 3x3 kernel over a 1x1 image and output (ResNet's last stage at 32x32 inputs) covers more
+  // positions than it outputs, but it is wider than its image: a forward conv, not a weight
+  // gradient.
   const std::string out = run_pass(conv_epilogue, R"(
 graph @main(%0: data float32[2, 8, 1, 1], %1: data float32[8, 8, 3, 3]) {
   %2 = conv{stride=[1, 1], pad_l=[1, 1], pad_r=[1, 1], dilation=[1, 1], groups=1}(%0, %1) : float32[2, 8, 1, 1]

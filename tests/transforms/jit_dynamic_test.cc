@@ -199,7 +199,10 @@ namespace {
 // that fits the arena, not once per size; a weight changed in place between sizes is still seen,
 // and each size's results are PyNative's.
 TEST(JitDynamic, SizesShareOneArenaAndTheWeightsFoldedOnce) {
-  ::setenv("SPORE_OPT_LEVEL", "2", 1);
+  struct Level {
+    Level() { ::setenv("SPORE_OPT_LEVEL", "2", 1); }
+    ~Level() { ::unsetenv("SPORE_OPT_LEVEL"); }
+  } level;
   manual_seed(4);
   nn::SequentialCell net;
   net.add(std::make_unique<nn::Conv2d>(3, 8, 3, 1, 1));
@@ -236,7 +239,6 @@ TEST(JitDynamic, SizesShareOneArenaAndTheWeightsFoldedOnce) {
   check(4);
   EXPECT_GT(runtime::invariant_step_runs(), folds);
   EXPECT_EQ(f.core().optimizations(), 2);
-  ::unsetenv("SPORE_OPT_LEVEL");
 }
 
 }  // namespace

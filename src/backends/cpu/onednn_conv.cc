@@ -232,7 +232,7 @@ bool prepare_weight_grad_form(const ConvAttrs& a, std::span<const TensorType> in
                               dnnl::memory::desc& src, dnnl::memory::desc& wei, dnnl::memory::desc& dst,
                               std::optional<dnnl::primitive>& prim) {
   const Shape &x = in[0].shape, &w = in[1].shape, &y = out[0].shape;
-  if (a.groups != 1 || in.size() != 2 || x.size() < 3 || !prims::conv_is_weight_gradient_shaped(w, y)) return false;
+  if (a.groups != 1 || in.size() != 2 || x.size() < 3 || !prims::conv_is_weight_gradient_shaped(x, w, y)) return false;
   for (size_t i = 2; i < x.size(); ++i) {
     const size_t j = i - 2;
     const int64_t span = x[i] + a.pad_l[j] + a.pad_r[j] - 1 - a.stride[j] * (y[i] - 1);
@@ -393,7 +393,7 @@ bool conv_takes_channels_last(const ConvAttrs& a, std::span<const TensorType> in
   if (!supports(nullptr, in) || in[0].shape.size() < 3 || in[0].shape.size() > 5) return false;
   OutTypes out;
   prims::conv_primitive().infer(&a, in.first(nconv), out);
-  if (prims::conv_is_weight_gradient_shaped(in[1].shape, out.t[0].shape)) return false;
+  if (prims::conv_is_weight_gradient_shaped(in[0].shape, in[1].shape, out.t[0].shape)) return false;
   if (input == -1) return true;
   if (input == 0) return in[0].shape[1] >= 16;
   return static_cast<size_t>(input) >= nconv && in[static_cast<size_t>(input)].shape == out.t[0].shape;

@@ -6,22 +6,27 @@
 // of calls with one stamp is needed before the copy is made, so a training step, whose weights
 // change every call, never makes one (and keeps its memory peak). One per prepared kernel, which
 // is never used by two calls at once (per thread in PyNative, per workspace in plans); a kept
-// reorder is shared with other kernels asking for the same one (the same conv at another size).
+// reorder is shared with the other kernels of the plan's family asking for the same one (the
+// same conv at another size: runtime/kept_reorders.h).
 #include <memory>
 
+#include <string>
+
 #include "backends/cpu/onednn_common.h"
+#include "runtime/kept_reorders.h"
 #include "spore/tensor.h"
 
 namespace spore::cpu::onednn {
 
-/// Kept reorders shared between prepared kernels (the plans of one symbolic graph at several
-/// sizes run one conv's weights through a kernel per size): the memory holding `data` at
-/// `stamp` reordered from `user` into `desc`, when some kernel made it and still holds it.
-std::shared_ptr<Storage> find_kept(const void* data, uint64_t stamp, const dnnl::memory::desc& user,
-                                   const dnnl::memory::desc& desc);
-/// Offers `memory`, which holds that reorder, to other kernels (kept while any kernel holds it).
-void share_kept(const void* data, uint64_t stamp, const dnnl::memory::desc& user, const dnnl::memory::desc& desc,
-                const std::shared_ptr<Storage>& memory);
+namespace detail {
+// The reorder's identity among kept ones: the source and target layouts' descriptions (bytes of
+// oneDNN's plain descriptor structs: equal bytes are equal layouts).
+inline std::string reorder_key(const dnnl::memory::desc& user, const dnnl::memory::desc& desc) {
+  std::string k(reinterpret_cast<const char*>(&user.data), sizeof(user.data));
+  k.append(reinterpret_cast<const char*>(&desc.data), sizeof(desc.data));
+  return k;
+}
+}  // namespace detail
 
 class WeightCache {
  public:
@@ -38,8 +43,9 @@ class WeightCache {
       valid_ = false;
       // Memory other kernels were offered is never written again: they may still read it.
       if (shared_) memory_.reset(), shared_ = false;
-      // Another kernel made this reorder already (and checked it: see below).
-      if (auto kept = find_kept(w.data, stamp, user, desc)) {
+      // Another kernel of the plan's family made this reorder already (and checked it: below).
+      runtime::KeptReorders* shared = runtime::tls_kept_reorders;
+      if (auto kept = shared ? shared->find(w.data, stamp, detail::reorder_key(user, desc)) : nullptr) {
         memory_ = std::move(kept);
         valid_ = shared_ = true;
         wei = wrap(desc, memory_->data());
@@ -52,7 +58,10 @@ class WeightCache {
     wei = wrap(desc, memory_->data());
     if (valid_) {
       // Filled by an earlier call of this kernel, which has returned: safe to offer.
-      if (!shared_) share_kept(w.data, stamp, user, desc, memory_), shared_ = true;
+      if (!shared_ && runtime::tls_kept_reorders != nullptr) {
+        runtime::tls_kept_reorders->share(w.data, stamp, detail::reorder_key(user, desc), memory_);
+        shared_ = true;
+      }
       return true;
     }
     valid_ = true;  // the caller reorders into it this once
