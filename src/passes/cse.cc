@@ -2,10 +2,12 @@
 #include "passes/cse.h"
 
 #include <functional>
+#include <string>
 #include <unordered_map>
 
 #include "passes/effects.h"
 #include "passes/graph_editor.h"
+#include "prims/pool.h"
 
 namespace spore::passes {
 namespace {
@@ -50,13 +52,45 @@ bool same_graph(const ir::Graph& a, const ir::Graph& b) {
   return true;
 }
 
+// A max pool without indices, and the same pool with them later over the same input (autodiff's
+// backward of a max pool asks for the indices): the later node's first result is the earlier
+// one's, so the earlier node computes both and the later one merges into it below. Keys: the
+// input as first traced and the attributes printed with_indices=false.
+std::unordered_map<std::string, size_t> pools_with_indices(const ir::Graph& g) {
+  std::unordered_map<std::string, size_t> later;
+  for (size_t k = 0; k < g.nodes().size(); ++k) {
+    const ir::Node& n = *g.nodes()[k];
+    if (n.op() != "pool2d" || n.inputs().size() != 1 || !n.attrs()) continue;
+    const auto& a = *static_cast<const prims::Pool2dAttrs*>(n.attrs());
+    if (!a.with_indices) continue;
+    prims::Pool2dAttrs plain = a;
+    plain.with_indices = false;
+    const ir::ValueRef x = n.inputs()[0];
+    later.emplace(std::to_string(x.node) + ":" + std::to_string(x.index) + ":" + n.info().print_attrs(&plain), k);
+  }
+  return later;
+}
+
 }  // namespace
 
 ir::GraphPtr eliminate_common_subexpressions(const ir::GraphPtr& g) {
   GraphEditor ed(g);
   std::unordered_multimap<size_t, std::vector<ir::ValueRef>> seen;  // hash -> outputs of a kept node
+  const auto with_indices = pools_with_indices(*g);
   for (size_t k = 0; k < g->nodes().size(); ++k) {
     ir::NodePtr n = map_subgraphs(g->nodes()[k], &eliminate_common_subexpressions);
+    if (!with_indices.empty() && n->op() == "pool2d" && n->inputs().size() == 1 && n->attrs()) {
+      const ir::ValueRef x = n->inputs()[0];
+      const auto it = with_indices.find(std::to_string(x.node) + ":" + std::to_string(x.index) + ":" +
+                                        n->info().print_attrs(n->attrs()));
+      if (it != with_indices.end() && it->second > k) {
+        // This pool computes the later one's values and indices; its own result is the first.
+        const auto outs = ed.add(with_inputs(g->nodes()[it->second], ed.map_inputs(*n)));
+        ed.bind_node(k, std::span<const ir::ValueRef>(outs.data(), 1));
+        seen.emplace(shallow_hash(*ed.producer(outs[0])), outs);
+        continue;
+      }
+    }
     n = with_inputs(n, ed.map_inputs(*n));
     if (!is_pure(*n)) {
       ed.bind_node(k, ed.add(n));

@@ -128,3 +128,36 @@ graph @main(%0: data bool[], %1: data float32[2]) {
 
 }  // namespace
 }  // namespace spore::passes
+
+namespace spore::passes {
+namespace {
+
+// A LeNet-5 max pool and its backward's pool with indices over the same input: one pool computes
+// both; a pool of other attributes (another stride) or another input stays.
+TEST(PassCse, AMaxPoolMergesIntoTheLaterPoolWithIndices) {
+  const std::string pool = "pool2d{kind=0, kernel=[2, 2], stride=[2, 2], padding=[0, 0], ceil_mode=false, count_include_pad=true, with_indices=";
+  EXPECT_EQ(testing::run_pass(eliminate_common_subexpressions, R"(
+graph @main(%0: data float32[2, 3, 4, 4]) {
+  %1 = )" + pool + R"(false}(%0) : float32[2, 3, 2, 2]
+  %2 = relu{a=0, b=0}(%1) : float32[2, 3, 2, 2]
+  %3, %4 = )" + pool + R"(true}(%0) : float32[2, 3, 2, 2], int64[2, 3, 2, 2]
+  return %2, %4
+})"),
+            testing::canonical(R"(
+graph @main(%0: data float32[2, 3, 4, 4]) {
+  %1, %2 = )" + pool + R"(true}(%0) : float32[2, 3, 2, 2], int64[2, 3, 2, 2]
+  %3 = relu{a=0, b=0}(%1) : float32[2, 3, 2, 2]
+  return %3, %2
+})"));
+  const std::string other = R"(
+graph @main(%0: data float32[2, 3, 4, 4], %1: data float32[2, 3, 4, 4]) {
+  %2 = )" + pool + R"(false}(%0) : float32[2, 3, 2, 2]
+  %3, %4 = )" + pool + R"(true}(%1) : float32[2, 3, 2, 2], int64[2, 3, 2, 2]
+  %5, %6 = pool2d{kind=0, kernel=[2, 2], stride=[1, 1], padding=[0, 0], ceil_mode=false, count_include_pad=true, with_indices=true}(%0) : float32[2, 3, 3, 3], int64[2, 3, 3, 3]
+  return %2, %4, %6
+})";
+  EXPECT_EQ(testing::run_pass(eliminate_common_subexpressions, other), testing::canonical(other));
+}
+
+}  // namespace
+}  // namespace spore::passes
