@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <limits>
 #include <sstream>
 #include <string_view>
 #include <string>
@@ -194,8 +195,16 @@ void parse_value(AttrReader& r, M& v) {
       }
     r.fail("unknown dtype " + t);
   } else if constexpr (std::is_enum_v<M>) {
-    int64_t x = 0;
-    parse_value(r, x);
+    // A number that fits the enum's type (enums print as numbers); a name such as `max` is no
+    // enum value here, and would otherwise be read as a symbolic dimension's int64 encoding.
+    std::string t(r.token());
+    char* end = nullptr;
+    errno = 0;
+    long long x = std::strtoll(t.c_str(), &end, 10);
+    if (t.empty() || end != t.c_str() + t.size() || errno == ERANGE) r.fail("bad enum value " + t + " (a number)");
+    using U = std::underlying_type_t<M>;
+    if (x < static_cast<long long>(std::numeric_limits<U>::min()) || x > static_cast<long long>(std::numeric_limits<U>::max()))
+      r.fail("enum value out of range " + t);
     v = static_cast<M>(x);
   } else if constexpr (std::is_same_v<M, bool>) {
     auto t = r.token();

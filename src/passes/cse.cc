@@ -84,10 +84,18 @@ ir::GraphPtr eliminate_common_subexpressions(const ir::GraphPtr& g) {
       const auto it = with_indices.find(std::to_string(x.node) + ":" + std::to_string(x.index) + ":" +
                                         n->info().print_attrs(n->attrs()));
       if (it != with_indices.end() && it->second > k) {
-        // This pool computes the later one's values and indices; its own result is the first.
-        const auto outs = ed.add(with_inputs(g->nodes()[it->second], ed.map_inputs(*n)));
+        // This pool computes the later one's values and indices (or merges into an earlier pool
+        // that already does); its own result is the first.
+        const ir::NodePtr both = with_inputs(g->nodes()[it->second], ed.map_inputs(*n));
+        const size_t h = shallow_hash(*both);
+        std::vector<ir::ValueRef> outs;
+        for (auto [e, end] = seen.equal_range(h); e != end && outs.empty(); ++e)
+          if (same_computation(*ed.producer(e->second[0]), *both)) outs = e->second;
+        if (outs.empty()) {
+          outs = ed.add(both);
+          seen.emplace(h, outs);
+        }
         ed.bind_node(k, std::span<const ir::ValueRef>(outs.data(), 1));
-        seen.emplace(shallow_hash(*ed.producer(outs[0])), outs);
         continue;
       }
     }

@@ -31,5 +31,26 @@ TEST(Attrs, EqualityIsBitwiseOnFloats) {
   EXPECT_FALSE(attrs_equal(TestAttrs{1, 2, {}}, TestAttrs{1, 3, {}}));
 }
 
+enum class Kind : uint8_t { A, B };
+struct EnumAttrs {
+  Kind kind = Kind::A;
+  static constexpr auto fields() { return std::make_tuple(field("kind", &EnumAttrs::kind)); }
+};
+
+// Enums print as numbers and parse back; a name, a fraction or a value past the enum's type is a
+// clear error, not a symbolic dimension's encoding cast to the enum.
+TEST(Attrs, EnumsParseAsNumbersOnly) {
+  EXPECT_EQ(attrs_parse<EnumAttrs>(attrs_str(EnumAttrs{Kind::B})).kind, Kind::B);
+  for (const char* bad : {"kind=max", "kind=1.5", "kind=256", "kind=-1"}) {
+    try {
+      attrs_parse<EnumAttrs>(bad);
+      ADD_FAILURE() << bad << " parsed";
+    } catch (const std::exception& e) {
+      EXPECT_NE(std::string(e.what()).find("enum value"), std::string::npos) << bad << ": " << e.what();
+    }
+  }
+  EXPECT_THROW(attrs_parse<EnumAttrs>("kind="), std::exception);  // "expected a value"
+}
+
 }  // namespace
 }  // namespace spore

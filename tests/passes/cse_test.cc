@@ -140,14 +140,15 @@ TEST(PassCse, AMaxPoolMergesIntoTheLaterPoolWithIndices) {
 graph @main(%0: data float32[2, 3, 4, 4]) {
   %1 = )" + pool + R"(false}(%0) : float32[2, 3, 2, 2]
   %2 = relu{a=0, b=0}(%1) : float32[2, 3, 2, 2]
-  %3, %4 = )" + pool + R"(true}(%0) : float32[2, 3, 2, 2], int64[2, 3, 2, 2]
-  return %2, %4
+  %3 = )" + pool + R"(false}(%0) : float32[2, 3, 2, 2]
+  %4, %5 = )" + pool + R"(true}(%0) : float32[2, 3, 2, 2], int64[2, 3, 2, 2]
+  return %2, %5, %3
 })"),
             testing::canonical(R"(
 graph @main(%0: data float32[2, 3, 4, 4]) {
   %1, %2 = )" + pool + R"(true}(%0) : float32[2, 3, 2, 2], int64[2, 3, 2, 2]
   %3 = relu{a=0, b=0}(%1) : float32[2, 3, 2, 2]
-  return %3, %2
+  return %3, %2, %1
 })"));
   const std::string other = R"(
 graph @main(%0: data float32[2, 3, 4, 4], %1: data float32[2, 3, 4, 4]) {
