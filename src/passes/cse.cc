@@ -83,10 +83,18 @@ ir::GraphPtr eliminate_common_subexpressions(const ir::GraphPtr& g) {
       const ir::ValueRef x = n->inputs()[0];
       const auto it = with_indices.find(std::to_string(x.node) + ":" + std::to_string(x.index) + ":" +
                                         n->info().print_attrs(n->attrs()));
-      if (it != with_indices.end() && it->second > k) {
+      if (it != with_indices.end() && it->second < k) {
+        // The pool with indices came first: its first result is this one.
+        ed.bind_node(k, std::vector<ir::ValueRef>{ed.map({static_cast<int32_t>(it->second), 0})});
+        continue;
+      }
+      if (it != with_indices.end()) {
         // This pool computes the later one's values and indices (or merges into an earlier pool
-        // that already does); its own result is the first.
-        const ir::NodePtr both = with_inputs(g->nodes()[it->second], ed.map_inputs(*n));
+        // that already does); its own result is the first. It keeps its own (the forward's)
+        // scope, which profiles and exported node names show.
+        const ir::Node& later = *g->nodes()[it->second];
+        const ir::NodePtr both = std::make_shared<const ir::Node>(later.op(), later.attrs_ptr(), ed.map_inputs(*n),
+                                                                  later.outputs(), n->scope());
         const size_t h = shallow_hash(*both);
         std::vector<ir::ValueRef> outs;
         for (auto [e, end] = seen.equal_range(h); e != end && outs.empty(); ++e)

@@ -150,6 +150,29 @@ graph @main(%0: data float32[2, 3, 4, 4]) {
   %3 = relu{a=0, b=0}(%1) : float32[2, 3, 2, 2]
   return %3, %2, %1
 })"));
+  // The pool with indices first, the plain one after: the plain one is its first result.
+  EXPECT_EQ(testing::run_pass(eliminate_common_subexpressions, R"(
+graph @main(%0: data float32[2, 3, 4, 4]) {
+  %1, %2 = )" + pool + R"(true}(%0) : float32[2, 3, 2, 2], int64[2, 3, 2, 2]
+  %3 = )" + pool + R"(false}(%0) : float32[2, 3, 2, 2]
+  %4 = relu{a=0, b=0}(%3) : float32[2, 3, 2, 2]
+  return %4, %2
+})"),
+            testing::canonical(R"(
+graph @main(%0: data float32[2, 3, 4, 4]) {
+  %1, %2 = )" + pool + R"(true}(%0) : float32[2, 3, 2, 2], int64[2, 3, 2, 2]
+  %3 = relu{a=0, b=0}(%1) : float32[2, 3, 2, 2]
+  return %3, %2
+})"));
+  // The merged pool keeps the forward's scope.
+  const std::string scoped = testing::run_pass(eliminate_common_subexpressions, R"(
+graph @main(%0: data float32[2, 3, 4, 4]) {
+  %1 = )" + pool + R"(false}(%0) : float32[2, 3, 2, 2] scope "forward"
+  %2, %3 = )" + pool + R"(true}(%0) : float32[2, 3, 2, 2], int64[2, 3, 2, 2] scope "backward"
+  return %1, %3
+})");
+  EXPECT_NE(scoped.find("scope \"forward\""), std::string::npos) << scoped;
+  EXPECT_EQ(scoped.find("scope \"backward\""), std::string::npos) << scoped;
   const std::string other = R"(
 graph @main(%0: data float32[2, 3, 4, 4], %1: data float32[2, 3, 4, 4]) {
   %2 = )" + pool + R"(false}(%0) : float32[2, 3, 2, 2]
