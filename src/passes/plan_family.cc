@@ -87,11 +87,6 @@ int PlanFamily::adopted() const {
   return adopted_;
 }
 
-int PlanFamily::relayouts() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  return relayouts_;
-}
-
 bool PlanFamily::form(int64_t n, const std::string& structure, const ArenaBuffers& buffers) {
   const First& f = *first_;
   if (structure != f.structure || !same_lifetimes(f.lives, buffers.lives)) return false;
@@ -112,15 +107,14 @@ bool PlanFamily::form(int64_t n, const std::string& structure, const ArenaBuffer
 }
 
 void PlanFamily::layout() {
-  const std::vector<char>& invariant = invariant_;
   // Invariant results first (constant sizes: constant offsets at the arena's start), then the
   // rest largest first at the reference size.
   const size_t count = bounds_.size();
   std::vector<size_t> order(count);
   std::iota(order.begin(), order.end(), size_t{0});
   std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-    if (invariant[a] != invariant[b]) return invariant[a] > invariant[b];
-    if (invariant[a]) return false;
+    if (invariant_[a] != invariant_[b]) return invariant_[a] > invariant_[b];
+    if (invariant_[a]) return false;
     return bounds_[a].bytes.at(reference_) > bounds_[b].bytes.at(reference_);
   });
   std::vector<AffineBufferLife> placed(count);
@@ -130,7 +124,7 @@ void PlanFamily::layout() {
   size_t kept = 0;
   for (size_t i = 0; i < count; ++i) {
     offsets_[order[i]] = layout_.offsets[i];
-    if (invariant[order[i]]) {
+    if (invariant_[order[i]]) {
       SPORE_ASSERT(layout_.ends[i].per == 0, "an invariant buffer of constant size got a size-dependent offset");
       kept = std::max(kept, static_cast<size_t>(layout_.ends[i].base));
     }
@@ -177,7 +171,6 @@ bool PlanFamily::adopt(Plan& plan, int64_t n, const ArenaBuffers& buffers) {
       bytes.base += std::max<int64_t>(0, static_cast<int64_t>(buffers.lives[i].bytes) - bytes.at(n));
     }
     layout();
-    ++relayouts_;
   }
   size_t total = 0;
   for (size_t i = 0; i < bounds_.size(); ++i) {

@@ -50,9 +50,8 @@ class PlanFamily {
   /// and scratch offsets, arena size, pool and invariant key set). False, leaving the plan
   /// untouched, when the family has no layout yet or the plan does not fit it.
   bool adopt(Plan& plan, int64_t n, const passes::ArenaBuffers& buffers);
-  /// How many plans joined, and how often a buffer above its bound made the layout again (tests).
+  /// How many plans joined (tests).
   int adopted() const;
-  int relayouts() const;
 
  private:
   struct First {
@@ -76,7 +75,6 @@ class PlanFamily {
   std::shared_ptr<KeptReorders> kept_reorders_;
   uint64_t key_ = 0;
   int adopted_ = 0;
-  int relayouts_ = 0;
 };
 
 }  // namespace spore::runtime

@@ -228,7 +228,7 @@ TEST(JitDynamic, SizesShareOneArenaAndTheWeightsFoldedOnce) {
   check(6);  // the first plan in the shared layout, folding the weights into its new arena
   check(5);  // lowered again, now in the shared layout (and arena)
   const int64_t folds = runtime::invariant_step_runs();
-  check(3);  // a kernel scratch above its bound: the layout is made again, the folds stay
+  check(3);  // (where a kernel's scratch is above its bound here, the layout is made again)
   check(7);  // a larger arena: the folded weights are copied into it
   check(6);
   EXPECT_EQ(runtime::invariant_step_runs(), folds) << "sizes that fit the arena refolded the weights";
