@@ -276,7 +276,6 @@ std::shared_ptr<Plan> lower_plan(const ir::Graph& g, std::span<const Tensor> inp
   plan->name = g.name();
   plan->threads = num_threads();
   plan->pool = runtime::make_arena_pool();
-  plan->id = runtime::next_plan_id();
   Lowering l{*plan, {}, {}};
   std::vector<int32_t> param_slot;
   for (size_t i = 0; i < inputs.size(); ++i) {

@@ -448,15 +448,15 @@ TensorTree JitCore::call(const autodiff::TreeFn& f, const std::vector<TensorTree
     if (cpu && sp.failure.empty() && (sp.plan == nullptr || sp.plan->threads != num_threads())) {
       try {
         sp.plan = plan_lowerer()(*t.graph, inputs, t.dynamic ? &t.family : nullptr);
-        // The first plan to join the family's layout (the second size lowered) leaves the ones
-        // lowered before it on layouts of their own: those sizes lower again on their next call
-        // and join, so every size runs in the one arena (once: a size that cannot join keeps
-        // its plan).
         if (log_jit() && t.dynamic)
           std::fprintf(stderr, "[jit] %s: the plan for (%s) %s (arena %zu bytes)\n", impl_->name.c_str(), key.c_str(),
                        sp.plan->invariant_key != 0 ? "shares one memory layout and arena with its other sizes"
                                                    : "has a memory layout of its own",
                        sp.plan->memory.arena_bytes);
+        // The first plan to join the family's layout (the second size lowered) leaves the ones
+        // lowered before it on layouts of their own: those sizes lower again on their next call
+        // and join, so every size runs in the one arena (once: a size that cannot join keeps
+        // its plan).
         if (sp.plan->invariant_key != 0 && !t.family_joined) {
           t.family_joined = true;
           for (auto it = t.plans.begin(); it != t.plans.end();) {
