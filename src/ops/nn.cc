@@ -8,6 +8,7 @@
 #include "runtime/trace_hooks.h"
 #include "prims/batch_norm.h"
 #include "prims/embedding.h"
+#include "prims/factories.h"
 #include "prims/group_norm.h"
 #include "prims/interpolate.h"
 #include "prims/layer_norm.h"
@@ -139,11 +140,15 @@ Tensor batch_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, Ten
   if (training && running_mean.defined()) {
     // PyTorch's update: the running variance takes the unbiased batch variance. The primitive
     // stays pure and the op writes the result in place (under jit: a state output, see
-    // write_running).
-    const double unbias = static_cast<double>(count) / static_cast<double>(count - 1);
+    // write_running). The count n enters as a dim_value node, not a literal n / (n - 1): the
+    // traces of two batch sizes then differ only in sizes, and jit makes one graph over a
+    // symbolic batch for the whole training step (transforms/jit_dynamic.h). The float64
+    // arithmetic is the literal's, bit for bit.
+    const Tensor n = runtime::call(prims::dim_value_primitive(), prims::DimValueAttrs{count, DType::Float64}, {});
+    const Tensor unbias = n / (n - 1.0);
     const Tensor m = to_dtype(outs.t[1], DType::Float64), v = to_dtype(outs.t[2], DType::Float64);
     const Tensor new_mean = to_dtype(running_mean, DType::Float64) * (1 - momentum) + m * momentum;
-    const Tensor new_var = to_dtype(running_var, DType::Float64) * (1 - momentum) + v * (momentum * unbias);
+    const Tensor new_var = to_dtype(running_var, DType::Float64) * (1 - momentum) + v * (unbias * momentum);
     write_running(running_mean, new_mean);
     write_running(running_var, new_var);
   }

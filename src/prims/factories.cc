@@ -114,12 +114,43 @@ const Primitive& linspace_def() {
   return p;
 }
 
-[[maybe_unused]] const bool registered = (fill_def(), arange_def(), linspace_def(), true);
+const Primitive& dim_value_def() {
+  static const Primitive& p = [&]() -> const Primitive& {
+    PrimitiveSpec<DimValueAttrs> spec;
+    spec.name = "dim_value";
+    spec.num_inputs = 0;
+    spec.infer = [](const DimValueAttrs& a, std::span<const TensorType>, OutTypes& out) {
+      SPORE_CHECK(is_symbolic(a.value) || a.value >= 0, "[dim_value] value is ", a.value, "; a size is >= 0");
+      SPORE_CHECK(is_floating(a.dtype) || is_integral(a.dtype), "[dim_value] dtype is ",
+                  dtype_name(a.dtype), "; a size is held as a number (float64, int64, ...)");
+      out.add(a.dtype, {});
+    };
+    spec.cost = [](const DimValueAttrs& a, std::span<const TensorType>, std::span<const TensorType>) {
+      return Cost{0, static_cast<double>(dtype_size(a.dtype))};
+    };
+    Primitive& q = define_primitive(spec);
+    q.add_kernel({.device = DeviceType::CPU, .name = "cpu",
+                  .run = [](const void* attrs, std::span<const Buffer>, std::span<const Buffer> out, const KernelContext&) {
+                    const auto& a = *static_cast<const DimValueAttrs*>(attrs);
+                    SPORE_CHECK(!is_symbolic(a.value), "[dim_value] ran with an unbound symbolic size");
+                    visit_dtype(a.dtype, [&](auto tag) {
+                      using T = decltype(tag);
+                      if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) *out[0].ptr<T>() = static_cast<T>(a.value);
+                      else *out[0].ptr<T>() = from_double<T>(static_cast<double>(a.value));
+                    });
+                  }});
+    return q;
+  }();
+  return p;
+}
+
+[[maybe_unused]] const bool registered = (fill_def(), arange_def(), linspace_def(), dim_value_def(), true);
 
 }  // namespace
 
 const Primitive& fill_primitive() { return fill_def(); }
 const Primitive& arange_primitive() { return arange_def(); }
 const Primitive& linspace_primitive() { return linspace_def(); }
+const Primitive& dim_value_primitive() { return dim_value_def(); }
 
 }  // namespace spore::prims

@@ -38,8 +38,22 @@ struct LinspaceAttrs {
   }
 };
 
+/// A 0-d tensor holding a size: `value` is a dimension (a size, or under jit a symbolic
+/// expression, bound per call like a fill's shape). Ops that compute with a size (BatchNorm's
+/// n / (n - 1) for the running variance) take it from here rather than as a literal, so that
+/// the traces of two batch sizes differ only in dimensions and generalize into one graph over a
+/// symbolic batch (transforms/jit_dynamic.h).
+struct DimValueAttrs {
+  int64_t value = 0;
+  DType dtype = DType::Float64;
+  static constexpr auto fields() {
+    return std::make_tuple(field("value", &DimValueAttrs::value), field("dtype", &DimValueAttrs::dtype));
+  }
+};
+
 const Primitive& fill_primitive();
 const Primitive& arange_primitive();
 const Primitive& linspace_primitive();
+const Primitive& dim_value_primitive();
 
 }  // namespace spore::prims

@@ -27,7 +27,7 @@ const std::set<std::string>& no_float_semantics() {
       "bitwise_and", "bitwise_or", "bitwise_xor",                                      // bitwise
       "isnan", "isinf", "isfinite",                                                    // predicates
       "argmax", "argmin", "reduce_all", "reduce_any", "one_hot", "nonzero",            // index/bool results
-      "fill", "arange", "linspace",                                                    // factories
+      "fill", "arange", "linspace", "dim_value",                                       // factories
       "uniform", "normal", "truncated_normal", "bernoulli_scalar", "randint", "permutation",  // random, no input
   };
   return s;

@@ -134,6 +134,45 @@ TEST(JitDynamic, TrainingStepServesTheShortLastBatch) {
   EXPECT_EQ(optimizations, 2) << "sizes 5 and 9 should share one optimized graph";
 }
 
+// A training BatchNorm updates its running variance with the unbiased batch variance, n / (n - 1)
+// of a count that depends on the batch: it enters the trace as a size (dim_value), so the step
+// still generalizes over the batch. Losses and running statistics are PyNative's, bit for bit.
+TEST(JitDynamic, BatchNormTrainingStepServesEverySizeFromOneGraph) {
+  int optimizations = 0;
+  auto run = [&optimizations](Mode mode, int& traces, std::vector<float>& running) {
+    manual_seed(5);
+    auto net = std::make_unique<nn::SequentialCell>();
+    net->add(std::make_unique<nn::Conv2d>(3, 6, 3, 1, 1));
+    auto bn_cell = std::make_unique<nn::BatchNorm2d>(6);
+    nn::BatchNorm2d* bn = bn_cell.get();
+    net->add(std::move(bn_cell));
+    net->add(std::make_unique<nn::ReLU>());
+    net->add(std::make_unique<nn::Flatten>());
+    net->add(std::make_unique<nn::Dense>(6 * 5 * 5, 4));
+    set_context(mode);
+    optim::SGD opt(net->parameters(), {.lr = 0.05, .momentum = 0.9});
+    train::Model model(*net, [](const Tensor& o, const Tensor& y) { return cross_entropy(o, y); }, opt);
+    std::vector<float> out;
+    manual_seed(9);
+    for (int64_t b : {8, 8, 5, 6, 3, 8}) {
+      const Tensor x = normal({b, 3, 5, 5}), y = randint(0, 4, {b});
+      out.push_back(model.train_step(x, y).first.item<float>());
+    }
+    traces = model.train_traces();
+    optimizations = model.train_optimizations();
+    running = bn->running_var.to_vector<float>();
+    set_context(Mode::PyNative);
+    return out;
+  };
+  int eager_traces = 0, graph_traces = 0;
+  std::vector<float> eager_var, graph_var;
+  const auto eager = run(Mode::PyNative, eager_traces, eager_var), graph = run(Mode::Graph, graph_traces, graph_var);
+  EXPECT_EQ(graph, eager);
+  EXPECT_EQ(graph_var, eager_var);
+  EXPECT_EQ(graph_traces, 4);  // 8, 5, and the guard traces of 6 and 3
+  EXPECT_EQ(optimizations, 2) << "sizes 5, 6 and 3 should share one optimized graph";
+}
+
 // A size folded into a value (here the mean's 1/n written as a literal by the function): the
 // traces differ by more than sizes and stay per size, still correct.
 TEST(JitDynamic, ValuesMadeFromSizesKeepTracesPerSize) {
