@@ -4,6 +4,7 @@
 #include <optional>
 
 #include "passes/dce.h"
+#include "passes/epilogue_chain.h"
 #include "passes/graph_editor.h"
 #include "prims/batch_norm.h"
 #include "prims/conv_fused.h"
@@ -13,107 +14,10 @@
 namespace spore::passes {
 namespace {
 
-using prims::ConvPostKind;
-using transforms::ConstantAttrs;
-
-bool is_binary_link(std::string_view op) {
-  return op == "add" || op == "sub" || op == "mul" || op == "div" || op == "maximum" || op == "minimum";
-}
-
-const ir::TensorType* tensor(const ir::Type& t) { return std::get_if<ir::TensorType>(&t); }
+using prims::PostKind;
 
 bool is_float(ir::DType t) {
   return t == ir::DType::Float32 || t == ir::DType::Float64 || t == ir::DType::BFloat16 || t == ir::DType::Float16;
-}
-
-// Broadcasts to `to` without growing it.
-bool broadcasts_into(const ir::TensorType& t, const ir::TensorType& to) {
-  if (t.dtype != to.dtype || t.shape.size() > to.shape.size()) return false;
-  const size_t off = to.shape.size() - t.shape.size();
-  for (size_t d = 0; d < t.shape.size(); ++d)
-    if (!(t.shape[d] == ir::Dim(1)) && !(t.shape[d] == to.shape[off + d])) return false;
-  return true;
-}
-
-// Who reads each value of the graph: how many uses (graph outputs count) and the last reader.
-struct Uses {
-  std::vector<std::vector<int>> count;
-  std::vector<std::vector<int64_t>> reader;
-  explicit Uses(const ir::Graph& g) : count(g.nodes().size()), reader(g.nodes().size()) {
-    for (size_t k = 0; k < g.nodes().size(); ++k) {
-      count[k].assign(g.nodes()[k]->outputs().size(), 0);
-      reader[k].assign(g.nodes()[k]->outputs().size(), -1);
-    }
-    for (size_t k = 0; k < g.nodes().size(); ++k)
-      for (ir::ValueRef v : g.nodes()[k]->inputs())
-        if (v.node != ir::ValueRef::kParam) {
-          ++count[static_cast<size_t>(v.node)][static_cast<size_t>(v.index)];
-          reader[static_cast<size_t>(v.node)][static_cast<size_t>(v.index)] = static_cast<int64_t>(k);
-        }
-    for (const ir::Output& o : g.outputs())
-      if (o.value.node != ir::ValueRef::kParam)
-        count[static_cast<size_t>(o.value.node)][static_cast<size_t>(o.value.index)] += 2;  // never folded away
-  }
-  int of(ir::ValueRef v) const { return count[static_cast<size_t>(v.node)][static_cast<size_t>(v.index)]; }
-};
-
-struct Link {
-  ConvPostKind kind = ConvPostKind::Unary;
-  std::string op;
-  double a = 0, b = 0;
-  ir::ValueRef operand;       // Binary: in the old graph
-  int64_t batch_norm = -1;    // a batch_norm node, emitted as two Binary links (scale, shift)
-};
-
-struct Chain {
-  std::vector<Link> links;
-  std::vector<size_t> nodes;  // the conv and every node folded into it, in order
-};
-
-const ConstantAttrs* literal(const ir::Graph& g, ir::ValueRef v) {
-  if (v.node == ir::ValueRef::kParam) return nullptr;
-  const ir::Node& n = *g.nodes()[static_cast<size_t>(v.node)];
-  return n.op() == transforms::kConstantOp ? static_cast<const ConstantAttrs*>(n.attrs()) : nullptr;
-}
-
-// The links that node `u` adds to a chain whose running value is `cur` (of type `t`); empty
-// when `u` cannot be folded in. A batch_norm is one link that emission turns into two.
-std::vector<Link> match(const ir::Graph& g, const Uses& uses, size_t ui, ir::ValueRef cur, const ir::TensorType& t) {
-  const ir::Node& u = *g.nodes()[ui];
-  const ir::TensorType* ut = u.outputs().empty() ? nullptr : tensor(u.outputs()[0]);
-  if (!ut || !(ut->shape == t.shape) || ut->dtype != t.dtype || !u.subgraphs().empty()) return {};
-  if (prims::unary_op_named(u.op()) && u.inputs().size() == 1) {
-    const auto& ua = *static_cast<const prims::UnaryAttrs*>(u.attrs());
-    return {Link{ConvPostKind::Unary, u.op(), ua.a, ua.b, {}, -1}};
-  }
-  if (is_binary_link(u.op()) && u.inputs().size() == 2) {
-    const bool first = u.inputs()[0] == cur, second = u.inputs()[1] == cur;
-    if (first == second) return {};
-    const ir::ValueRef other = u.inputs()[first ? 1 : 0];
-    if (const ConstantAttrs* c = literal(g, other)) {
-      if (transforms::to_ir(c->dtype) != t.dtype) return {};
-      return {Link{ConvPostKind::BinaryScalar, u.op(), c->f, second ? 1.0 : 0.0, {}, -1}};
-    }
-    const ir::TensorType* ot = tensor(g.type_of(other));
-    if (!ot || !broadcasts_into(*ot, t)) return {};
-    return {Link{ConvPostKind::Binary, u.op(), second ? 1.0 : 0.0, 0, other, -1}};
-  }
-  if (u.op() == "clamp" && u.inputs().size() == 3 && u.inputs()[0] == cur) {
-    const ConstantAttrs *lo = literal(g, u.inputs()[1]), *hi = literal(g, u.inputs()[2]);
-    if (!lo || !hi || transforms::to_ir(lo->dtype) != t.dtype || transforms::to_ir(hi->dtype) != t.dtype) return {};
-    return {Link{ConvPostKind::BinaryScalar, "maximum", lo->f, 0, {}, -1},
-            Link{ConvPostKind::BinaryScalar, "minimum", hi->f, 0, {}, -1}};
-  }
-  if (u.op() == "batch_norm" && u.inputs()[0] == cur) {
-    const auto& ba = *static_cast<const prims::BatchNormAttrs*>(u.attrs());
-    // Only float32/float64: a 16-bit x keeps float32 statistics, and operands share x's dtype.
-    if (ba.training || !ba.has_running || (t.dtype != ir::DType::Float32 && t.dtype != ir::DType::Float64)) return {};
-    const auto k = static_cast<int32_t>(ui);
-    if (uses.of({k, 1}) != 0 || uses.of({k, 2}) != 0) return {};  // the statistics it passes through are read
-    if (!t.shape[1].is_const()) return {};  // scale and shift are shaped (C, 1, ...)
-    return {Link{ConvPostKind::Binary, "", 0, 0, {}, static_cast<int64_t>(ui)}};
-  }
-  return {};
 }
 
 bool weight_gradient_shaped(const ir::Graph& g, const ir::Node& conv) {
@@ -125,22 +29,13 @@ bool weight_gradient_shaped(const ir::Graph& g, const ir::Node& conv) {
 
 // The chain that starts at conv node `k` (no links when nothing folds into it); it stops at a
 // node another chain took (a residual add of two conv results folds into the first conv's).
-Chain chain_at(const ir::Graph& g, const Uses& uses, const std::vector<char>& folded, size_t k) {
-  Chain c;
+EpilogueChain chain_at(const ir::Graph& g, const ValueReaders& uses, const std::vector<char>& folded, size_t k) {
+  EpilogueChain c;
   const ir::Node& conv = *g.nodes()[k];
-  const ir::TensorType* t = conv.outputs().size() == 1 ? tensor(conv.outputs()[0]) : nullptr;
+  const ir::TensorType* t = conv.outputs().size() == 1 ? std::get_if<ir::TensorType>(&conv.outputs()[0]) : nullptr;
   if (!t || !is_float(t->dtype) || t->shape.size() < 3 || weight_gradient_shaped(g, conv)) return c;
   c.nodes.push_back(k);
-  ir::ValueRef cur{static_cast<int32_t>(k), 0};
-  while (uses.of(cur) == 1) {
-    const int64_t u = uses.reader[static_cast<size_t>(cur.node)][static_cast<size_t>(cur.index)];
-    if (folded[static_cast<size_t>(u)]) break;
-    std::vector<Link> more = match(g, uses, static_cast<size_t>(u), cur, *t);
-    if (more.empty()) break;
-    c.links.insert(c.links.end(), more.begin(), more.end());
-    c.nodes.push_back(static_cast<size_t>(u));
-    cur = {static_cast<int32_t>(u), 0};
-  }
+  extend_chain(g, uses, folded, /*take_batch_norm=*/true, *t, c);
   return c;
 }
 
@@ -185,7 +80,7 @@ bool unchanging(const ir::Graph& g, ir::ValueRef v) {
 // unchanging folds into the weights: conv(x, w * scale) + (b * scale + shift), as ONNX exporters
 // do, and the plan computes the folded weights once. (Elsewhere it stays two per-channel
 // post-ops, computed every call.)
-bool folds_into_weights(const ir::Graph& g, const ir::Node& conv, const Chain& c) {
+bool folds_into_weights(const ir::Graph& g, const ir::Node& conv, const EpilogueChain& c) {
   if (c.links.empty() || c.links[0].batch_norm < 0) return false;
   const ir::Node& bn = *g.nodes()[static_cast<size_t>(c.links[0].batch_norm)];
   for (size_t i = 1; i < conv.inputs().size(); ++i)
@@ -196,7 +91,7 @@ bool folds_into_weights(const ir::Graph& g, const ir::Node& conv, const Chain& c
 }
 
 // Emits the conv_fused node of chain `c`; returns its result.
-ir::ValueRef emit_chain(GraphEditor& ed, const Chain& c) {
+ir::ValueRef emit_chain(GraphEditor& ed, const EpilogueChain& c) {
   const ir::Graph& g = ed.old_graph();
   const ir::Node& conv = *g.nodes()[c.nodes[0]];
   const auto& ca = *static_cast<const prims::ConvAttrs*>(conv.attrs());
@@ -205,12 +100,7 @@ ir::ValueRef emit_chain(GraphEditor& ed, const Chain& c) {
   a->has_bias = conv.inputs().size() == 3;
   std::vector<ir::ValueRef> inputs = ed.map_inputs(conv);
   const size_t rank = std::get<ir::TensorType>(conv.outputs()[0]).shape.size();
-  auto push = [&](ConvPostKind kind, const std::string& op, double pa, double pb) {
-    a->post_kind.push_back(static_cast<int64_t>(kind));
-    a->post_ops += (a->post_ops.empty() ? "" : ",") + op;
-    a->post_a.push_back(pa);
-    a->post_b.push_back(pb);
-  };
+  auto push = [&](PostKind kind, const std::string& op, double pa, double pb) { push_post_op(*a, kind, op, pa, pb); };
   size_t first = 0;
   if (folds_into_weights(g, conv, c)) {
     const ir::Node& bn = *g.nodes()[static_cast<size_t>(c.links[0].batch_norm)];
@@ -228,17 +118,17 @@ ir::ValueRef emit_chain(GraphEditor& ed, const Chain& c) {
     first = 1;
   }
   for (size_t li = first; li < c.links.size(); ++li) {
-    const Link& l = c.links[li];
+    const ChainLink& l = c.links[li];
     if (l.batch_norm >= 0) {
       const auto [scale, shift] = scale_shift(ed, *g.nodes()[static_cast<size_t>(l.batch_norm)], rank);
-      push(ConvPostKind::Binary, "mul", 0, 0);
+      push(PostKind::Binary, "mul", 0, 0);
       inputs.push_back(scale);
-      push(ConvPostKind::Binary, "add", 0, 0);
+      push(PostKind::Binary, "add", 0, 0);
       inputs.push_back(shift);
       continue;
     }
     push(l.kind, l.op, l.a, l.b);
-    if (l.kind == ConvPostKind::Binary) inputs.push_back(ed.map(l.operand));
+    if (l.kind == PostKind::Binary) inputs.push_back(ed.map(l.operand));
   }
   auto node = std::make_shared<const ir::Node>(prims::kConvFusedOp, std::move(a), std::move(inputs), conv.outputs(),
                                                conv.scope());
@@ -249,14 +139,14 @@ ir::ValueRef emit_chain(GraphEditor& ed, const Chain& c) {
 
 ir::GraphPtr conv_epilogue(const ir::GraphPtr& g) {
   const auto& nodes = g->nodes();
-  const Uses uses(*g);
+  const ValueReaders uses(*g);
   // Per node: the chain ending there (emitted at its last node, where every operand exists).
   std::vector<int64_t> ends_chain(nodes.size(), -1);
   std::vector<char> folded(nodes.size(), 0);
-  std::vector<Chain> chains;
+  std::vector<EpilogueChain> chains;
   for (size_t k = 0; k < nodes.size(); ++k) {
     if (nodes[k]->op() != "conv" || folded[k]) continue;
-    Chain c = chain_at(*g, uses, folded, k);
+    EpilogueChain c = chain_at(*g, uses, folded, k);
     if (c.links.empty()) continue;
     for (size_t m : c.nodes) folded[m] = 1;
     ends_chain[c.nodes.back()] = static_cast<int64_t>(chains.size());

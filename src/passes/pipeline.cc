@@ -20,6 +20,7 @@
 #include "passes/fuse.h"
 #include "passes/hoist_updates.h"
 #include "passes/matmul_bias.h"
+#include "passes/matmul_epilogue.h"
 #include "passes/remat.h"
 #include "passes/simplify.h"
 #include "passes/transpose_matmul.h"
@@ -94,6 +95,9 @@ const std::vector<PassInfo>& pipeline() {
       {"conv_epilogue", &conv_epilogue, 2},
       // Before fusion too: a bias add after a matmul is the GEMM's epilogue, not a kernel.
       {"matmul_bias", &matmul_bias, 2},
+      // After it (the bias is the GEMM's own) and before fusion: an activation or residual add
+      // after a matmul becomes the GEMM's post-ops.
+      {"matmul_epilogue", &matmul_epilogue, 2},
       // Before fusion, which makes each recomputed value one generated kernel.
       {"remat", &rematerialize, 2},
       // Last: it groups what the cleanups left, and drops the literals it copied into groups.

@@ -1,118 +1,21 @@
 // SPDX-License-Identifier: Apache-2.0
-// The conv_fused primitive: type inference, the epilogue run through the unfused primitives'
-// own kernels, and the reference kernel. oneDNN kernel (post-ops): src/backends/cpu/onednn_conv.cc.
+// The conv_fused primitive: type inference and the reference kernel (the conv, then the
+// epilogue through the unfused primitives' own kernels, prims/epilogue.h). oneDNN kernel
+// (post-ops): src/backends/cpu/onednn_conv.cc.
 #include "prims/conv_fused.h"
-
-#include <algorithm>
-#include <cstring>
-
-#include "prims/binary.h"
-#include "prims/unary.h"
 
 namespace spore::prims {
 namespace {
 
-using cpu::BinaryOp;
-using cpu::UnaryOp;
-
-// The stateless CPU kernel of an elementwise primitive (the one its unfused node runs).
-KernelRunFn cpu_run(const Primitive& p) {
-  for (const KernelDef& k : p.kernels[static_cast<int>(DeviceType::CPU)])
-    if (k.run != nullptr && k.supports == nullptr) return k.run;
-  SPORE_ASSERT(false, "primitive ", p.name, " has no stateless cpu kernel");
-  return nullptr;
-}
-
-size_t num_operands(const ConvFusedAttrs& a) {
-  size_t n = 0;
-  for (size_t i = 0; i < a.num_post(); ++i) n += a.kind(i) == ConvPostKind::Binary;
-  return n;
-}
-
-std::vector<std::string_view> split_names(std::string_view s) {
-  std::vector<std::string_view> r;
-  if (s.empty()) return r;
-  for (size_t b = 0;;) {
-    const size_t e = s.find(',', b);
-    r.push_back(s.substr(b, e == std::string_view::npos ? std::string_view::npos : e - b));
-    if (e == std::string_view::npos) return r;
-    b = e + 1;
-  }
-}
-
 void infer_conv_fused(const ConvFusedAttrs& a, std::span<const TensorType> in, OutTypes& out) {
-  (void)resolve_epilogue(a);
+  const PostOpList p = a.post_list();
+  (void)resolve_epilogue(p);
   const size_t nconv = a.first_operand();
-  SPORE_CHECK(in.size() == nconv + num_operands(a), "[conv_fused] takes x, w", a.has_bias ? ", bias" : "", " and ",
-              num_operands(a), " post-op operands, got ", in.size(), " inputs");
+  SPORE_CHECK(in.size() == nconv + p.num_operands(), "[conv_fused] takes x, w", a.has_bias ? ", bias" : "", " and ",
+              p.num_operands(), " post-op operands, got ", in.size(), " inputs");
   const ConvAttrs c = a.conv();
   conv_primitive().infer(&c, in.first(nconv), out);
-  const Shape& y = out.t[0].shape;
-  for (size_t j = nconv; j < in.size(); ++j) {
-    const Shape& s = in[j].shape;
-    bool ok = in[j].dtype == in[0].dtype && s.size() <= y.size();
-    for (size_t d = 0; ok && d < s.size(); ++d) {
-      const Dim want = y[y.size() - s.size() + d];
-      ok = s[d] == 1 || s[d] == want;
-    }
-    SPORE_CHECK(ok, "[conv_fused] operand ", j - nconv, " is ", dtype_name(in[j].dtype), shape_str(s),
-                "; a post-op operand has the conv's dtype (", dtype_name(in[0].dtype), ") and broadcasts to its ",
-                "result ", shape_str(y), " without growing it");
-  }
-}
-
-// A 0-d buffer holding `v` in dtype `t` (BinaryScalar's literal, as the unfused constant holds it).
-struct Scalar {
-  alignas(8) unsigned char bytes[8] = {};
-  Buffer buffer(double v, DType t) {
-    visit_dtype(t, [&](auto tag) {
-      using T = decltype(tag);
-      if constexpr (std::is_floating_point_v<T> || std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>) {
-        const T x = static_cast<T>(static_cast<std::conditional_t<std::is_same_v<T, double>, double, float>>(v));
-        std::memcpy(bytes, &x, sizeof x);
-      } else {
-        SPORE_ASSERT(false, "conv_fused on ", dtype_name(t));
-      }
-    });
-    Buffer b;
-    b.data = bytes;
-    b.dtype = t;
-    return b;
-  }
-};
-
-// A buffer seen in another dim order: the elementwise kernels want a row-major output, and a
-// plan may store the conv result channels-last, so each epilogue step runs over its buffers
-// with the dims in the result's memory order (an operand right-aligned to the result's rank).
-struct Reordered {
-  Dim shape[8];
-  int64_t strides[8];
-  Buffer b;
-};
-
-struct DimOrder {
-  int d[8];
-};
-
-DimOrder memory_order(const Buffer& out) {
-  SPORE_ASSERT(out.ndim <= 8, "conv_fused epilogue of rank ", out.ndim);
-  DimOrder perm;
-  for (int d = 0; d < out.ndim; ++d) perm.d[d] = d;
-  std::stable_sort(perm.d, perm.d + out.ndim, [&](int a, int b) { return out.strides[a] > out.strides[b]; });
-  return perm;
-}
-
-void reorder_dims(const Buffer& b, const Buffer& out, const DimOrder& perm, Reordered& r) {
-  r.b = b;
-  const int off = out.ndim - b.ndim;
-  for (int i = 0; i < out.ndim; ++i) {
-    const int d = perm.d[i], bd = d - off;
-    r.shape[i] = bd < 0 ? 1 : b.shape[bd];
-    r.strides[i] = bd < 0 || b.shape[bd] == 1 ? 0 : b.strides[bd];
-  }
-  r.b.ndim = b.ndim == 0 ? 0 : out.ndim;
-  r.b.shape = r.shape;
-  r.b.strides = r.strides;
+  check_post_operands(p, in, out.t[0].shape, in[0].dtype);
 }
 
 const Primitive& conv_fused_def() {
@@ -136,7 +39,7 @@ const Primitive& conv_fused_def() {
                             const KernelContext& ctx) {
                     const auto& a = *static_cast<const ConvFusedAttrs*>(attrs);
                     conv_reference(a.conv(), in.first(a.first_operand()), out);
-                    conv_fused_epilogue(a, resolve_epilogue(a), 0, in, out[0], ctx);
+                    run_epilogue(a.post_list(), resolve_epilogue(a.post_list()), 0, in, out[0], ctx);
                   }});
     return q;
   }();
@@ -147,95 +50,8 @@ const Primitive& conv_fused_def() {
 
 }  // namespace
 
-std::optional<UnaryOp> unary_op_named(std::string_view name) {
-  for (int i = 0; i < cpu::kNumUnaryOps; ++i)
-    if (unary_primitive(static_cast<UnaryOp>(i)).name == name) return static_cast<UnaryOp>(i);
-  return std::nullopt;
-}
-
-std::optional<BinaryOp> binary_op_named(std::string_view name) {
-  for (int i = 0; i < cpu::kNumBinaryOps; ++i)
-    if (binary_primitive(static_cast<BinaryOp>(i)).name == name) return static_cast<BinaryOp>(i);
-  return std::nullopt;
-}
-
-ConvEpilogue resolve_epilogue(const ConvFusedAttrs& a) {
-  const size_t k = a.num_post();
-  const std::vector<std::string_view> names = split_names(a.post_ops);
-  SPORE_CHECK(names.size() == k && a.post_a.size() == k && a.post_b.size() == k,
-              "[conv_fused] post_kind, post_ops, post_a and post_b need one entry per post-op, got ", k, ", ",
-              names.size(), ", ", a.post_a.size(), ", ", a.post_b.size());
-  ConvEpilogue e;
-  for (size_t i = 0; i < k; ++i) {
-    ConvEpilogue::Step st{a.kind(i), 0, nullptr, a.post_a[i], a.post_b[i]};
-    // The operand-order flag: post_a of a Binary post-op, post_b of a BinaryScalar one.
-    const double flag = a.kind(i) == ConvPostKind::Binary ? a.post_a[i] : a.post_b[i];
-    SPORE_CHECK(a.kind(i) == ConvPostKind::Unary || flag == 0 || flag == 1, "[conv_fused] post-op ", i, " (", names[i],
-                ") has operand-order flag ", flag, "; it is 0 (the conv's value first) or 1 (the operand first)");
-    switch (a.kind(i)) {
-      case ConvPostKind::Unary: {
-        const auto op = unary_op_named(names[i]);
-        SPORE_CHECK(op.has_value(), "[conv_fused] post-op ", i, " is '", names[i], "', not a unary float op");
-        st.code = static_cast<int>(*op);
-        st.run = cpu_run(unary_primitive(*op));
-        break;
-      }
-      case ConvPostKind::Binary:
-      case ConvPostKind::BinaryScalar: {
-        const auto op = binary_op_named(names[i]);
-        SPORE_CHECK(op.has_value(), "[conv_fused] post-op ", i, " is '", names[i], "', not a binary float op");
-        st.code = static_cast<int>(*op);
-        st.run = cpu_run(binary_primitive(*op));
-        break;
-      }
-      default:
-        SPORE_CHECK(false, "[conv_fused] post-op ", i, " has kind ", a.post_kind[i], "; kinds are 0 (unary), ",
-                    "1 (binary with an operand) and 2 (binary with a literal)");
-    }
-    e.steps.push_back(st);
-  }
-  return e;
-}
-
-void conv_fused_epilogue(const ConvFusedAttrs& a, const ConvEpilogue& e, size_t first, std::span<const Buffer> in,
-                         const Buffer& out, const KernelContext& ctx) {
-  if (out.numel() == 0) return;
-  size_t operand = a.first_operand();
-  for (size_t i = 0; i < first; ++i) operand += e.steps[i].kind == ConvPostKind::Binary;
-  const DimOrder perm = memory_order(out);
-  Reordered ro, rop;
-  reorder_dims(out, out, perm, ro);
-  const std::span<const Buffer> self(&ro.b, 1);
-  auto arg = [&](size_t input) {
-    reorder_dims(in[input], out, perm, rop);
-    return rop.b;
-  };
-  for (size_t i = first; i < e.steps.size(); ++i) {
-    const ConvEpilogue::Step& st = e.steps[i];
-    // Each post-op writes over the value it reads, element by element, as the unfused kernels
-    // do when the executor runs them in place.
-    switch (st.kind) {
-      case ConvPostKind::Unary: {
-        const UnaryAttrs ua{st.a, st.b};
-        st.run(&ua, self, self, ctx);
-        break;
-      }
-      case ConvPostKind::Binary: {
-        const Buffer x = arg(operand);
-        const Buffer args[2] = {st.a == 1 ? x : ro.b, st.a == 1 ? ro.b : x};
-        st.run(nullptr, std::span<const Buffer>(args, 2), self, ctx);
-        ++operand;
-        break;
-      }
-      case ConvPostKind::BinaryScalar: {
-        Scalar s;
-        const Buffer lit = s.buffer(st.a, out.dtype);
-        const Buffer args[2] = {st.b == 1 ? lit : ro.b, st.b == 1 ? ro.b : lit};
-        st.run(nullptr, std::span<const Buffer>(args, 2), self, ctx);
-        break;
-      }
-    }
-  }
+PostOpList ConvFusedAttrs::post_list() const {
+  return {kConvFusedOp, post_kind, post_ops, post_a, post_b, first_operand()};
 }
 
 const Primitive& conv_fused_primitive() { return conv_fused_def(); }

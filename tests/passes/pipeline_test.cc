@@ -80,7 +80,7 @@ TEST(PassPipeline, ListsPassesInOrder) {
     EXPECT_LE(p.min_level, 2);
   }
   EXPECT_EQ(names, (std::vector<std::string>{"fold_constants", "simplify", "cse", "dce", "transpose_matmul", "conv_epilogue",
-                                               "matmul_bias", "remat", "fuse", "hoist_updates"}));
+                                               "matmul_bias", "matmul_epilogue", "remat", "fuse", "hoist_updates"}));
 }
 
 TEST(PassPipeline, BadLevelsAreClearErrors) {

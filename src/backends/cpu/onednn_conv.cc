@@ -51,7 +51,7 @@ struct Variant {
   bool has_bias = false;
   // conv_fused: its attributes, and the post-ops the primitive computes (the rest run after it).
   const prims::ConvFusedAttrs* fused = nullptr;
-  prims::ConvEpilogue epilogue;
+  prims::Epilogue epilogue;
   PostOpPlan post;
   void (*reference)(const void* attrs, std::span<const Buffer> in, std::span<const Buffer> out,
                     const KernelContext& ctx) = nullptr;  // null for conv_fused (run_reference)
@@ -131,13 +131,13 @@ class ConvKernel final : public PreparedKernel {
     if (l->dst_r) l->dst_r->execute(s, dst, dst_user);
     s.wait();
     if (v_.fused && v_.post.mapped < v_.fused->num_post())
-      prims::conv_fused_epilogue(*v_.fused, v_.epilogue, v_.post.mapped, in, out[0], ctx);
+      prims::run_epilogue(v_.fused->post_list(), v_.epilogue, v_.post.mapped, in, out[0], ctx);
   }
 
   void run_reference(std::span<const Buffer> in, std::span<const Buffer> out, const KernelContext& ctx) const {
     if (!v_.fused) return v_.reference(v_.attrs.get(), in, out, ctx);
     prims::conv_reference(v_.fused->conv(), in.first(v_.fused->first_operand()), out);
-    prims::conv_fused_epilogue(*v_.fused, v_.epilogue, 0, in, out[0], ctx);
+    prims::run_epilogue(v_.fused->post_list(), v_.epilogue, 0, in, out[0], ctx);
   }
 
  private:
@@ -313,9 +313,9 @@ std::shared_ptr<PreparedKernel> prepare_any(const Attrs& a, std::span<const Tens
   if (!v.weight_grad_form) {
     const dnnl::memory::desc src0 = src, wei0 = wei, dst0 = dst;
     // oneDNN may refuse a post-op list (an operand layout its kernel lacks): post-ops are dropped
-    // from the end until it accepts; those left run after the conv (conv_fused_epilogue).
+    // from the end until it accepts; those left run after the conv (prims::run_epilogue).
     for (size_t limit = v.fused ? v.fused->num_post() : 0; !prim && limit > 0;) {
-      v.post = map_post_ops(*v.fused, v.epilogue, in, out[0], limit);
+      v.post = map_post_ops(v.fused->post_list(), v.epilogue, in, out[0], limit);
       if (v.post.mapped == 0) break;
       dnnl::primitive_attr attr;
       attr.set_post_ops(v.post.ops);
@@ -443,7 +443,7 @@ bool conv_takes_channels_last(const ConvAttrs& a, std::span<const TensorType> in
          Variant v;
          v.has_bias = fa.has_bias;
          v.fused = held.get();
-         v.epilogue = prims::resolve_epilogue(fa);
+         v.epilogue = prims::resolve_epilogue(fa.post_list());
          v.attrs = held;
          return prepare_any(fa.conv(), in, out, false, std::move(v));
        },

@@ -3,12 +3,15 @@
 // as they are, so transposed or strided operands need no copy; batch broadcasting uses
 // oneDNN's size-1 batch dims. The dnnl::matmul is created once per call signature and stride
 // pattern and kept in the prepared kernel: no primitive creation on the per-call path.
+// matmul_fused (prims/matmul_fused.h) runs its epilogue as the GEMM's post-ops.
 #include <algorithm>
 #include <optional>
 #include <unordered_map>
 
 #include "backends/cpu/onednn_common.h"
+#include "backends/cpu/onednn_post_ops.h"
 #include "prims/matmul.h"
+#include "prims/matmul_fused.h"
 
 namespace spore::cpu::onednn {
 namespace {
@@ -64,9 +67,24 @@ void fold_batch_into_rows(MatmulGeometry& g, bool use_bias) {
   g.a_batch.clear(), g.b_batch.clear(), g.c_batch.clear(), g.bias_batch.clear();
 }
 
+// matmul_fused: its attributes and resolved post-ops (held by the kernel).
+struct Fused {
+  prims::MatmulFusedAttrs attrs;
+  prims::Epilogue epilogue;
+};
+
+// A buffer's type as a post-op mapping reads it (matmul operands are row-major).
+TensorType type_of(const Buffer& b) {
+  TensorType t;
+  t.dtype = b.dtype;
+  t.shape = Shape(std::span<const Dim>(b.shape, static_cast<size_t>(b.ndim)));
+  return t;
+}
+
 class MatmulKernel final : public PreparedKernel {
  public:
-  explicit MatmulKernel(const MatmulAttrs& a) : attrs_(a) {}
+  explicit MatmulKernel(const MatmulAttrs& a, std::shared_ptr<const Fused> fused = nullptr)
+      : attrs_(a), fused_(std::move(fused)) {}
 
   // The dispatch cache keys on shapes, not strides: one primitive per stride pattern seen,
   // the contiguous one created by prepare.
@@ -78,18 +96,29 @@ class MatmulKernel final : public PreparedKernel {
     return create(std::move(key), in, c);
   }
 
-  void run(std::span<const Buffer> in, std::span<const Buffer> out, const KernelContext&) const override {
+  void run(std::span<const Buffer> in, std::span<const Buffer> out, const KernelContext& ctx) const override {
     const Buffer& c = out[0];
     if (c.numel() == 0) return;
+    const std::span<const Buffer> product = fused_ ? in.first(fused_->attrs.first_operand()) : in;
     const Entry* e = &entry(in, c);
-    if (!e->prim) return prims::matmul_reference(attrs_, in, out);
+    if (!e->prim) {
+      prims::matmul_reference(attrs_, product, out);
+      if (fused_) prims::run_epilogue(fused_->attrs.post_list(), fused_->epilogue, 0, in, c, ctx);
+      return;
+    }
     std::unordered_map<int, dnnl::memory> args = {{DNNL_ARG_SRC, wrap(e->src, in[0].data)},
                                                   {DNNL_ARG_WEIGHTS, wrap(e->wei, in[1].data)},
                                                   {DNNL_ARG_DST, wrap(e->dst, c.data)}};
     if (e->native_bias) args.emplace(DNNL_ARG_BIAS, wrap(e->bias, in[2].data));
     else if (e->post_bias) args.emplace(DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1, wrap(e->bias, in[2].data));
+    for (size_t k = 0; k < e->post.operands.size(); ++k) {
+      const PostOpPlan::Operand& o = e->post.operands[k];
+      args.emplace(DNNL_ARG_ATTR_MULTIPLE_POST_OP(o.index) | DNNL_ARG_SRC_1, wrap(e->operand_descs[k], in[o.input].data));
+    }
     e->prim->execute(stream(), args);
     stream().wait();
+    if (fused_ && e->post.mapped < fused_->attrs.num_post())
+      prims::run_epilogue(fused_->attrs.post_list(), fused_->epilogue, e->post.mapped, in, c, ctx);
   }
 
  private:
@@ -98,15 +127,19 @@ class MatmulKernel final : public PreparedKernel {
     std::optional<dnnl::matmul> prim;  // empty: oneDNN refused, use the reference kernel
     dnnl::memory::desc src, wei, dst, bias;
     bool native_bias = false, post_bias = false;
+    PostOpPlan post;  // matmul_fused: the post-ops in the primitive (the rest run after it)
+    std::vector<dnnl::memory::desc> operand_descs;  // of its mapped Binary post-ops, in order
   };
 
   Entry& create(std::vector<int64_t> key, std::span<const Buffer> in, const Buffer& c) const {
     Entry e;
     e.key = std::move(key);
-    MatmulGeometry g = prims::matmul_geometry(attrs_, in, c);
+    const std::span<const Buffer> product = fused_ ? in.first(fused_->attrs.first_operand()) : in;
+    MatmulGeometry g = prims::matmul_geometry(attrs_, product, c);
     DType t = in[0].dtype;
     const bool use_bias = g.has_bias && attrs_.beta != 0;
-    fold_batch_into_rows(g, use_bias);
+    // A post-op operand is described in the result's shape, which folding would change.
+    if (!fused_ || fused_->attrs.post_list().num_operands() == 0) fold_batch_into_rows(g, use_bias);
     if (g.K > 0) {
       try {
         e.src = operand_desc(g.batch, g.a_batch, g.M, g.K, g.a_m, g.a_k, t);
@@ -130,16 +163,50 @@ class MatmulKernel final : public PreparedKernel {
           pa.set_post_ops(po);
         }
         auto d = e.native_bias ? dnnl::matmul::desc(e.src, e.wei, e.bias, e.dst) : dnnl::matmul::desc(e.src, e.wei, e.dst);
-        e.prim.emplace(dnnl::matmul::primitive_desc(d, pa, engine()));
+        if (fused_) add_post_ops(e, d, pa, in, c);
+        if (!e.prim) e.prim.emplace(dnnl::matmul::primitive_desc(d, pa, engine()));
       } catch (const dnnl::error&) {
         e.prim.reset();  // e.g. two operands broadcast over one batch dim: reference kernel
+        e.post = PostOpPlan{};
+        e.operand_descs.clear();
       }
     }
     cache_.push_back(std::move(e));
     return cache_.back();
   }
 
+  // matmul_fused: the longest prefix of its post-ops that oneDNN takes after the product (the
+  // attributes of a fused node keep alpha = beta = 1, so `pa` holds no post-ops yet), with the
+  // primitive; none when an operand is not contiguous at this stride pattern.
+  void add_post_ops(Entry& e, const dnnl::matmul::desc& d, const dnnl::primitive_attr& plain,
+                    std::span<const Buffer> in, const Buffer& c) const {
+    std::vector<TensorType> types;
+    for (const Buffer& b : in) types.push_back(type_of(b));
+    const TensorType out = type_of(c);
+    for (size_t limit = fused_->attrs.num_post(); limit > 0;) {
+      PostOpPlan p = map_post_ops(fused_->attrs.post_list(), fused_->epilogue, types, out, limit, /*allow_sum=*/false);
+      if (p.mapped == 0 || !operands_match(p, in)) return;
+      try {
+        dnnl::primitive_attr pa = plain;
+        pa.set_post_ops(p.ops);
+        e.prim.emplace(dnnl::matmul::primitive_desc(d, pa, engine()));
+      } catch (const dnnl::error&) {  // a post-op list this kernel lacks: drop post-ops from the end
+        limit = p.mapped - 1;
+        continue;
+      }
+      for (const PostOpPlan::Operand& o : p.operands) {
+        dnnl::algorithm alg;
+        dnnl::memory::desc od;
+        p.ops.get_params_binary(o.index, alg, od);
+        e.operand_descs.push_back(od);
+      }
+      e.post = std::move(p);
+      return;
+    }
+  }
+
   MatmulAttrs attrs_;
+  std::shared_ptr<const Fused> fused_;
   mutable std::vector<Entry> cache_;  // per thread (the dispatch cache is thread-local)
 };
 
@@ -159,10 +226,23 @@ std::shared_ptr<PreparedKernel> prepare(const void* attrs, std::span<const Tenso
   return k;
 }
 
+std::shared_ptr<PreparedKernel> prepare_fused(const void* attrs, std::span<const TensorType> in,
+                                              std::span<const TensorType> out) {
+  const auto& fa = *static_cast<const prims::MatmulFusedAttrs*>(attrs);
+  auto fused = std::make_shared<Fused>(Fused{fa, prims::resolve_epilogue(fa.post_list())});
+  auto k = std::make_shared<MatmulKernel>(fa.matmul(), std::move(fused));
+  TypeBuffers ib(in), ob(out);
+  if (ob.buffers[0].numel() > 0) k->entry(ib.buffers, ob.buffers[0]);
+  return k;
+}
+
 [[maybe_unused]] const bool registered = [] {
-  prims::matmul_primitive();  // make sure it is registered before we add to it
+  prims::matmul_primitive();  // make sure they are registered before we add to them
+  prims::matmul_fused_primitive();
   find_primitive("matmul")->add_kernel(
       {.device = DeviceType::CPU, .name = "onednn", .priority = 10, .supports = supports, .prepare = prepare});
+  find_primitive(prims::kMatmulFusedOp)->add_kernel(
+      {.device = DeviceType::CPU, .name = "onednn", .priority = 10, .supports = supports, .prepare = prepare_fused});
   return true;
 }();
 

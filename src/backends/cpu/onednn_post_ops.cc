@@ -8,7 +8,7 @@
 namespace spore::cpu::onednn {
 namespace {
 
-using prims::ConvPostKind;
+using prims::PostKind;
 using alg = dnnl::algorithm;
 
 struct Eltwise {
@@ -73,35 +73,35 @@ std::vector<int64_t> aligned_dims(const TensorType& operand, const TensorType& o
 
 }  // namespace
 
-PostOpPlan map_post_ops(const prims::ConvFusedAttrs& a, const prims::ConvEpilogue& ep, std::span<const TensorType> in,
-                        const TensorType& out, size_t limit) {
+PostOpPlan map_post_ops(const prims::PostOpList& a, const prims::Epilogue& ep, std::span<const TensorType> in,
+                        const TensorType& out, size_t limit, bool allow_sum) {
   PostOpPlan p;
-  size_t operand = a.first_operand();
+  size_t operand = a.first_operand;
   int index = 0;  // oneDNN's post-op index (consecutive clips share one)
   std::optional<Eltwise> pending;  // the last eltwise, appended when the next post-op comes
   auto flush = [&] {
     if (pending) p.ops.append_eltwise(1.f, pending->kind, pending->alpha, pending->beta), ++index;
     pending.reset();
   };
-  for (size_t i = 0; i < std::min(limit, a.num_post()); ++i) {
+  for (size_t i = 0; i < std::min(limit, a.size()); ++i) {
     std::optional<Eltwise> e;
-    const double pa = a.post_a[i], pb = a.post_b[i];
+    const double pa = a.a[i], pb = a.b[i];
     switch (a.kind(i)) {
-      case ConvPostKind::Unary:
+      case PostKind::Unary:
         e = unary_eltwise(static_cast<UnaryOp>(ep.steps[i].code), pa);
         break;
-      case ConvPostKind::BinaryScalar:
+      case PostKind::BinaryScalar:
         // The unfused graph holds the literal in the conv's dtype: round it as that does.
         e = scalar_eltwise(static_cast<BinaryOp>(ep.steps[i].code),
                            out.dtype == DType::BFloat16 ? static_cast<float>(BFloat16(static_cast<float>(pa))) : pa,
                            pb == 1);
         break;
-      case ConvPostKind::Binary: {
+      case PostKind::Binary: {
         const std::optional<alg> b = binary_alg(static_cast<BinaryOp>(ep.steps[i].code), pa == 1);
         if (!b) return flush(), p;
         flush();
         const TensorType& ot = in[operand];
-        if (*b == alg::binary_add && p.sum_input < 0 && ot.shape == out.shape) {
+        if (allow_sum && *b == alg::binary_add && p.sum_input < 0 && ot.shape == out.shape) {
           p.ops.append_sum(1.f);
           p.sum_input = static_cast<int>(operand++);
           ++index;

@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
-// conv_fused's epilogue as oneDNN post-ops (private to src/backends/cpu/onednn_*). Each of our
+// A fused node's epilogue (prims/epilogue.h: conv_fused, matmul_fused) as oneDNN post-ops (private to src/backends/cpu/onednn_*). Each of our
 // post-ops maps to one oneDNN post-op, except consecutive clips, which become one; a Binary
 // operand is bound as DNNL_ARG_ATTR_MULTIPLE_POST_OP(its oneDNN index) | DNNL_ARG_SRC_1, except
 // the first add of a full-shape operand, which becomes a `sum` (PostOpPlan::sum_input).
 #include <vector>
 
 #include "backends/cpu/onednn_common.h"
-#include "prims/conv_fused.h"
+#include "prims/epilogue.h"
 
 namespace spore::cpu::onednn {
 
@@ -34,9 +34,11 @@ struct PostOpPlan {
 /// we do (but for NaN through ReLU/clip/min/max, see onednn_post_ops.cc): ReLU, leaky ReLU,
 /// ReLU6 and literal min/max (clip), literal add/sub/mul (linear), the smooth activations
 /// (within the O2 tolerance), and add/sub/mul/min/max/div by an operand that is contiguous in
-/// the shape it broadcasts from. `ep` is `a` resolved; `in` are the node's input types, `out` its result.
-PostOpPlan map_post_ops(const prims::ConvFusedAttrs& a, const prims::ConvEpilogue& ep, std::span<const TensorType> in,
-                        const TensorType& out, size_t limit);
+/// the shape it broadcasts from. `ep` is `a` resolved; `in` are the node's input types, `out` its
+/// result (as the primitive writes it). With `allow_sum` false a full-shape add stays a binary
+/// post-op (the matmul kernels take those; `sum` would need the operand copied into the result).
+PostOpPlan map_post_ops(const prims::PostOpList& a, const prims::Epilogue& ep, std::span<const TensorType> in,
+                        const TensorType& out, size_t limit, bool allow_sum = true);
 
 /// True when every mapped operand buffer is laid out as map_post_ops described it.
 bool operands_match(const PostOpPlan& p, std::span<const Buffer> in);

@@ -1,0 +1,123 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "passes/matmul_epilogue.h"
+
+#include "codegen/loop_program.h"
+#include "passes/dce.h"
+#include "passes/epilogue_chain.h"
+#include "passes/graph_editor.h"
+#include "prims/matmul_fused.h"
+
+namespace spore::passes {
+namespace {
+
+using prims::PostKind;
+
+// Output index -> whether it is a state update, per node output.
+std::vector<std::vector<char>> state_updates(const ir::Graph& g) {
+  std::vector<std::vector<char>> u(g.nodes().size());
+  for (size_t k = 0; k < g.nodes().size(); ++k) u[k].assign(g.nodes()[k]->outputs().size(), 0);
+  for (const ir::Output& o : g.outputs())
+    if (o.updates && o.value.node != ir::ValueRef::kParam)
+      u[static_cast<size_t>(o.value.node)][static_cast<size_t>(o.value.index)] = 1;
+  return u;
+}
+
+// A product whose result the pass may extend: one float32/bfloat16 result of rank >= 2 (the
+// oneDNN kernel's dtypes), alpha 1 and a bias, if any, at beta 1.
+bool foldable_product(const ir::Graph& g, const ir::Node& mm) {
+  if (mm.op() != "matmul" || mm.outputs().size() != 1 || mm.inputs().size() < 2 || mm.inputs().size() > 3) return false;
+  const auto* t = std::get_if<ir::TensorType>(&mm.outputs()[0]);
+  if (!t || (t->dtype != ir::DType::Float32 && t->dtype != ir::DType::BFloat16) || t->shape.size() < 2) return false;
+  for (size_t i = 0; i < 2; ++i) {
+    const auto* it = std::get_if<ir::TensorType>(&g.type_of(mm.inputs()[i]));
+    if (!it || it->shape.size() < 2) return false;
+  }
+  const auto& a = *static_cast<const prims::MatmulAttrs*>(mm.attrs());
+  return a.alpha == 1.0 && (mm.inputs().size() == 2 || a.beta == 1.0);
+}
+
+// Whether the fusion pass would rather have `operand`'s producer and its reader in one kernel.
+// A producer another chain took is the end of that chain (a middle link has one reader): a
+// matmul_fused result, not an elementwise one (a transformer's second residual add).
+bool computed_elementwise(const ir::Graph& g, const std::vector<char>& folded, ir::ValueRef operand) {
+  if (operand.node == ir::ValueRef::kParam || folded[static_cast<size_t>(operand.node)]) return false;
+  const ir::Node& n = *g.nodes()[static_cast<size_t>(operand.node)];
+  return n.op() != transforms::kConstantOp && codegen::is_fusable_op(n.op());
+}
+
+EpilogueChain chain_at(const ir::Graph& g, const ValueReaders& uses, const std::vector<std::vector<char>>& updates,
+                       const std::vector<char>& folded, size_t k) {
+  EpilogueChain c;
+  if (!foldable_product(g, *g.nodes()[k])) return c;
+  c.nodes.push_back(k);
+  extend_chain(g, uses, folded, /*take_batch_norm=*/false, std::get<ir::TensorType>(g.nodes()[k]->outputs()[0]), c);
+  // Cut at the first link the fusion pass or the executor does better (matmul_epilogue.h);
+  // a clamp is two links of one node, kept or cut together.
+  size_t node = 1, link = 0;
+  for (; node < c.nodes.size(); ++node) {
+    const bool two = g.nodes()[c.nodes[node]]->op() == "clamp";
+    const ChainLink& l = c.links[link];
+    if (l.kind == PostKind::Binary && computed_elementwise(g, folded, l.operand)) break;
+    if (updates[c.nodes[node]][0]) break;
+    link += two ? 2 : 1;
+  }
+  c.nodes.resize(node);
+  c.links.resize(link);
+  if (c.links.empty()) c.nodes.clear();
+  return c;
+}
+
+ir::ValueRef emit_chain(GraphEditor& ed, const EpilogueChain& c) {
+  const ir::Graph& g = ed.old_graph();
+  const ir::Node& mm = *g.nodes()[c.nodes[0]];
+  const auto& ma = *static_cast<const prims::MatmulAttrs*>(mm.attrs());
+  auto a = std::make_shared<prims::MatmulFusedAttrs>();
+  a->trans_a = ma.trans_a, a->trans_b = ma.trans_b;
+  a->has_bias = mm.inputs().size() == 3;
+  std::vector<ir::ValueRef> inputs = ed.map_inputs(mm);
+  for (const ChainLink& l : c.links) {
+    push_post_op(*a, l.kind, l.op, l.a, l.b);
+    if (l.kind == PostKind::Binary) inputs.push_back(ed.map(l.operand));
+  }
+  const ir::Node& last = *g.nodes()[c.nodes.back()];
+  auto node = std::make_shared<const ir::Node>(prims::kMatmulFusedOp, std::move(a), std::move(inputs), last.outputs(),
+                                               mm.scope());
+  return ed.add_checked(node)[0];
+}
+
+}  // namespace
+
+ir::GraphPtr matmul_epilogue(const ir::GraphPtr& g) {
+  const auto& nodes = g->nodes();
+  const ValueReaders uses(*g);
+  const auto updates = state_updates(*g);
+  std::vector<int64_t> ends_chain(nodes.size(), -1);  // emitted at its last node, where every operand exists
+  std::vector<char> folded(nodes.size(), 0);
+  std::vector<EpilogueChain> chains;
+  for (size_t k = 0; k < nodes.size(); ++k) {
+    if (folded[k]) continue;
+    EpilogueChain c = chain_at(*g, uses, updates, folded, k);
+    if (c.links.empty()) continue;
+    for (size_t m : c.nodes) folded[m] = 1;
+    ends_chain[c.nodes.back()] = static_cast<int64_t>(chains.size());
+    chains.push_back(std::move(c));
+  }
+  bool sub = false;
+  for (const ir::NodePtr& n : nodes) sub = sub || !n->subgraphs().empty();
+  if (chains.empty() && !sub) return g;
+
+  GraphEditor ed(g);
+  for (size_t k = 0; k < nodes.size(); ++k) {
+    if (ends_chain[k] >= 0) {
+      const ir::ValueRef y = emit_chain(ed, chains[static_cast<size_t>(ends_chain[k])]);
+      ed.bind_node(k, std::span<const ir::ValueRef>(&y, 1));
+    } else if (!folded[k]) {
+      ed.bind_node(k, ed.add(with_inputs(map_subgraphs(nodes[k], &matmul_epilogue), ed.map_inputs(*nodes[k]))));
+    }
+  }
+  // Literals that only post-ops read are attributes now.
+  const ir::GraphPtr out = ed.finish();
+  return out == g ? g : eliminate_dead_code(out);
+}
+
+}  // namespace spore::passes
