@@ -4,6 +4,7 @@
 // a function from a graph to a graph, listed in order in pipeline.cc. Levels: O0 runs nothing,
 // O1 everything but fusion, O2 everything. In debug builds the verifier runs after each pass;
 // SPORE_DUMP_IR=dir writes the IR after each pass that changed it, and a timing table.
+// SPORE_SKIP_PASSES=name,... leaves those passes out (A/B measurements, narrowing a pass bug).
 #include <span>
 #include <string>
 #include <vector>

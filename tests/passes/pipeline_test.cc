@@ -83,6 +83,29 @@ TEST(PassPipeline, ListsPassesInOrder) {
                                                "matmul_bias", "matmul_epilogue", "remat", "fuse", "hoist_updates"}));
 }
 
+// SPORE_SKIP_PASSES leaves the named passes out (every level-1 pass here: nothing changes); a
+// name that is no pass is a clear error listing the passes.
+TEST(PassPipeline, SkippedPassesAreLeftOut) {
+  const ir::GraphPtr g = parse(kProgram);
+  {
+    ScopedEnv env("SPORE_SKIP_PASSES", "fold_constants,simplify,cse,dce");
+    EXPECT_EQ(optimize(g, 1), g);
+  }
+  {
+    ScopedEnv env("SPORE_SKIP_PASSES", "cse");  // the other passes still run
+    EXPECT_NE(optimize(g, 1), g);
+  }
+  ScopedEnv env("SPORE_SKIP_PASSES", "dce,fusion");
+  try {
+    optimize(g, 1);
+    FAIL() << "an unknown pass name was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("SPORE_SKIP_PASSES names 'fusion', which is no pass; the passes are fold_constants"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(PassPipeline, BadLevelsAreClearErrors) {
   try {
     optimize(parse(kProgram), 3);
