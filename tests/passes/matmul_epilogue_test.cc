@@ -113,13 +113,14 @@ Tensor run_fused(const prims::MatmulFusedAttrs& a, const std::vector<Tensor>& in
   return std::move(runtime::dispatch(prims::matmul_fused_primitive(), &a, in).t[0]);
 }
 
-// Every post-op kind on a batched product with a bias: activations, a full-shape residual (a
-// binary post-op: the batch is not folded into the rows then), a per-column operand, literals
+// Every post-op kind on a batched product with a bias: activations, a full-shape residual and a
+// per-column operand (binary post-ops; the batch folds into the GEMM's rows), one broadcast per
+// batch entry (it does not fold), literals
 // on either side, a clamp, and post-ops oneDNN has no form of (exp; a swapped sub), which run
 // after the GEMM through the unfused kernels.
 TEST(MatmulFusedKernel, MatchesTheUnfusedOps) {
   const Tensor x = r({3, 5, 32}, 1), w = r({32, 24}, 2, 0.2), b = r({24}, 3);
-  const Tensor col = r({24}, 4), full = r({3, 5, 24}, 5);
+  const Tensor col = r({24}, 4), full = r({3, 5, 24}, 5), per_batch = r({3, 1, 24}, 7);
   const Tensor y = matmul(x, w) + b;
   struct Case {
     std::string ops;
@@ -138,12 +139,20 @@ TEST(MatmulFusedKernel, MatchesTheUnfusedOps) {
       {"gelu", {0}, {0}, {0}, {}, gelu(y), 1e-5},
       {"exp,add", {0, 1}, {0, 0}, {0, 0}, {full}, exp(y) + full, 1e-6},
       {"relu,sub", {0, 1}, {0, 1}, {0, 0}, {full}, full - relu(y), 1e-6},
+      // One row per batch entry: the batch is not folded into the GEMM's rows then.
+      {"add,relu", {1, 0}, {0, 0}, {0, 0}, {per_batch}, relu(y + per_batch), 1e-6},
   };
-  for (const Case& c : cases) {
-    std::vector<Tensor> in = {x, w, b};
-    in.insert(in.end(), c.operands.begin(), c.operands.end());
-    expect_close(run_fused(attrs(true, c.kinds, c.ops, c.pa, c.pb), in), c.want, c.tol, c.ops);
+  // Each case twice: as the kernel chooses (oneDNN's gemm-based matmul, on CPUs without
+  // AVX-512, runs the epilogue after the product) and with oneDNN's post-ops forced.
+  for (const char* mode : {"auto", "always"}) {
+    ::setenv("SPORE_MATMUL_POST_OPS", mode, 1);
+    for (const Case& c : cases) {
+      std::vector<Tensor> in = {x, w, b};
+      in.insert(in.end(), c.operands.begin(), c.operands.end());
+      expect_close(run_fused(attrs(true, c.kinds, c.ops, c.pa, c.pb), in), c.want, c.tol, c.ops + " " + mode);
+    }
   }
+  ::unsetenv("SPORE_MATMUL_POST_OPS");
   // No bias, a 2-D product (the batch folding path), and a float64 one (the reference kernel,
   // which runs the unfused kernels: bit for bit).
   const Tensor x2 = r({7, 32}, 6);

@@ -5,7 +5,9 @@
 // pattern and kept in the prepared kernel: no primitive creation on the per-call path.
 // matmul_fused (prims/matmul_fused.h) runs its epilogue as the GEMM's post-ops.
 #include <algorithm>
+#include <cstdlib>
 #include <optional>
+#include <string_view>
 #include <unordered_map>
 
 #include "backends/cpu/onednn_common.h"
@@ -73,6 +75,14 @@ struct Fused {
   prims::Epilogue epilogue;
 };
 
+bool post_ops_always() {
+  const char* v = std::getenv("SPORE_MATMUL_POST_OPS");
+  if (!v || !*v || std::string_view(v) == "auto") return false;
+  SPORE_CHECK(std::string_view(v) == "always", "[matmul_fused] SPORE_MATMUL_POST_OPS is '", v,
+              "'; set it to 'always' (oneDNN post-ops on every matmul kernel) or 'auto', or unset it");
+  return true;
+}
+
 // A buffer's type as a post-op mapping reads it (matmul operands are row-major).
 TensorType type_of(const Buffer& b) {
   TensorType t;
@@ -138,8 +148,10 @@ class MatmulKernel final : public PreparedKernel {
     MatmulGeometry g = prims::matmul_geometry(attrs_, product, c);
     DType t = in[0].dtype;
     const bool use_bias = g.has_bias && attrs_.beta != 0;
-    // A post-op operand is described in the result's shape, which folding would change.
-    if (!fused_ || fused_->attrs.post_list().num_operands() == 0) fold_batch_into_rows(g, use_bias);
+    // Post-op operands are described in the result's shape: folding the batch into the rows
+    // keeps them describable only when each is the full result or one row broadcast.
+    if (!fused_ || operands_fold(in, c)) fold_batch_into_rows(g, use_bias);
+    const bool folded = g.batch.empty() && c.ndim > 2;
     if (g.K > 0) {
       try {
         e.src = operand_desc(g.batch, g.a_batch, g.M, g.K, g.a_m, g.a_k, t);
@@ -163,7 +175,7 @@ class MatmulKernel final : public PreparedKernel {
           pa.set_post_ops(po);
         }
         auto d = e.native_bias ? dnnl::matmul::desc(e.src, e.wei, e.bias, e.dst) : dnnl::matmul::desc(e.src, e.wei, e.dst);
-        if (fused_) add_post_ops(e, d, pa, in, c);
+        if (fused_) add_post_ops(e, d, in, c, folded ? std::optional(std::pair(g.M, g.N)) : std::nullopt);
         if (!e.prim) e.prim.emplace(dnnl::matmul::primitive_desc(d, pa, engine()));
       } catch (const dnnl::error&) {
         e.prim.reset();  // e.g. two operands broadcast over one batch dim: reference kernel
@@ -175,21 +187,54 @@ class MatmulKernel final : public PreparedKernel {
     return cache_.back();
   }
 
-  // matmul_fused: the longest prefix of its post-ops that oneDNN takes after the product (the
-  // attributes of a fused node keep alpha = beta = 1, so `pa` holds no post-ops yet), with the
-  // primitive; none when an operand is not contiguous at this stride pattern.
-  void add_post_ops(Entry& e, const dnnl::matmul::desc& d, const dnnl::primitive_attr& plain,
-                    std::span<const Buffer> in, const Buffer& c) const {
+  // matmul_fused: the longest prefix of its post-ops that oneDNN takes after the product, with
+  // the primitive (a fused node keeps alpha = beta = 1: no output scale or bias post-op to keep);
+  // none when an operand is not contiguous at this stride pattern.
+  // Each post-op operand is the product's full shape or one row (every dim but the last 1).
+  bool operands_fold(std::span<const Buffer> in, const Buffer& c) const {
+    for (size_t j = fused_->attrs.first_operand(); j < in.size(); ++j) {
+      const Buffer& b = in[j];
+      bool full = b.ndim == c.ndim, row = b.ndim <= c.ndim;
+      for (int i = 0; i < b.ndim; ++i) {
+        full = full && b.shape[i] == c.shape[i];
+        row = row && (i == b.ndim - 1 || b.shape[i] == 1);
+      }
+      if (!full && !row) return false;
+    }
+    return true;
+  }
+
+  // `rows`: the (rows, N) the batch was folded into (operands_fold held), described so.
+  void add_post_ops(Entry& e, const dnnl::matmul::desc& d, std::span<const Buffer> in, const Buffer& c,
+                    std::optional<std::pair<int64_t, int64_t>> rows) const {
     std::vector<TensorType> types;
     for (const Buffer& b : in) types.push_back(type_of(b));
-    const TensorType out = type_of(c);
+    TensorType out = type_of(c);
+    if (rows) {
+      out.shape = {rows->first, rows->second};
+      for (size_t j = fused_->attrs.first_operand(); j < types.size(); ++j) {
+        Shape& s = types[j].shape;
+        if (s.size() == static_cast<size_t>(c.ndim) && numel_of(s) == rows->first * rows->second) s = out.shape;
+        else if (!s.empty()) s = {s.back()};
+      }
+    }
     for (size_t limit = fused_->attrs.num_post(); limit > 0;) {
       PostOpPlan p = map_post_ops(fused_->attrs.post_list(), fused_->epilogue, types, out, limit, /*allow_sum=*/false);
       if (p.mapped == 0 || !operands_match(p, in)) return;
       try {
-        dnnl::primitive_attr pa = plain;
+        // A fresh attribute: copying a dnnl::primitive_attr shares its handle, and the plain
+        // one must stay without post-ops for the fallback.
+        dnnl::primitive_attr pa;
         pa.set_post_ops(p.ops);
-        e.prim.emplace(dnnl::matmul::primitive_desc(d, pa, engine()));
+        const dnnl::matmul::primitive_desc pd(d, pa, engine());
+        // oneDNN's gemm-based matmul (CPUs without AVX-512 here: no brgemm kernel) applies
+        // post-ops in a pass of its own after the GEMM, slower than ours: 0.7 ms for a residual
+        // add on a (2048, 256) result where our add takes 0.16 ms, 0.66 ms for a ReLU on (2048,
+        // 1024) against 0.4-0.55 ms (bench/RESULTS.md). There the epilogue runs after the
+        // product through the unfused kernels; the brgemm kernels fuse it into the GEMM's stores.
+        // SPORE_MATMUL_POST_OPS=always keeps them on every kernel (tests of the mapping here).
+        if (std::string_view(pd.impl_info_str()).starts_with("gemm") && !post_ops_always()) return;
+        e.prim.emplace(pd);
       } catch (const dnnl::error&) {  // a post-op list this kernel lacks: drop post-ops from the end
         limit = p.mapped - 1;
         continue;
