@@ -104,6 +104,7 @@ using KernelPrepareFn = std::shared_ptr<PreparedKernel> (*)(const void* attrs,
                                                             std::span<const TensorType> out);
 using KernelSupportsFn = bool (*)(const void* attrs, std::span<const TensorType> in);
 using KernelLayoutFn = bool (*)(const void* attrs, std::span<const TensorType> in, int input);
+using KernelFusedPrefixFn = size_t (*)(const void* attrs, std::span<const TensorType> in);
 
 /// One kernel of a primitive on one device. A kernel is either stateless (`run`) or two-step
 /// (`prepare` then the prepared kernel's run, cached per types, shapes and attributes).
@@ -120,6 +121,11 @@ struct KernelDef {
   /// (TensorType::channels_last) and save the kernel's reorders. Every kernel reads strided
   /// inputs correctly; this is only about speed, and about kernels writing strided outputs.
   KernelLayoutFn takes_channels_last = nullptr;
+  /// Non-null for a kernel of a compiler-made fused primitive with an epilogue (matmul_fused):
+  /// how many leading post-ops of this call it applies inside the product, as it writes the
+  /// result (oneDNN's brgemm post-ops); the rest run in passes of their own after it. The pass
+  /// that forms such nodes asks, and leaves to the fusion pass what would run after the product.
+  KernelFusedPrefixFn fused_post_ops = nullptr;
 };
 
 /// Work estimate for the cost model and the profiler.

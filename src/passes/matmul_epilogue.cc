@@ -45,43 +45,82 @@ bool computed_elementwise(const ir::Graph& g, const std::vector<char>& folded, i
   return n.op() != transforms::kConstantOp && codegen::is_fusable_op(n.op());
 }
 
+// The matmul_fused attributes of chain `c`, and its inputs in the old graph.
+std::shared_ptr<prims::MatmulFusedAttrs> chain_attrs(const ir::Graph& g, const EpilogueChain& c,
+                                                     std::vector<ir::ValueRef>& inputs) {
+  const ir::Node& mm = *g.nodes()[c.nodes[0]];
+  const auto& ma = *static_cast<const prims::MatmulAttrs*>(mm.attrs());
+  auto a = std::make_shared<prims::MatmulFusedAttrs>();
+  a->trans_a = ma.trans_a, a->trans_b = ma.trans_b;
+  a->has_bias = mm.inputs().size() == 3;
+  inputs = mm.inputs();
+  for (const ChainLink& l : c.links) {
+    push_post_op(*a, l.kind, l.op, l.a, l.b);
+    if (l.kind == PostKind::Binary) inputs.push_back(l.operand);
+  }
+  return a;
+}
+
+// How many leading links of `c` the CPU kernel of matmul_fused would apply inside the product
+// (KernelDef::fused_post_ops): the rest would run after it, one pass per op, where the fusion
+// pass makes them one kernel. Symbolic dims (a dynamic batch) are asked about at a typical size.
+size_t kernel_fuses(const ir::Graph& g, const EpilogueChain& c) {
+  std::vector<ir::ValueRef> inputs;
+  const auto attrs = chain_attrs(g, c, inputs);
+  std::vector<TensorType> types;
+  for (ir::ValueRef v : inputs) {
+    TensorType t = transforms::from_ir(std::get<ir::TensorType>(g.type_of(v)));
+    for (Dim& d : t.shape)
+      if (is_symbolic(d)) d = 64;
+    types.push_back(std::move(t));
+  }
+  for (const KernelDef& k : prims::matmul_fused_primitive().kernels[static_cast<int>(DeviceType::CPU)])
+    if (!k.supports || k.supports(attrs.get(), types)) return k.fused_post_ops ? k.fused_post_ops(attrs.get(), types) : 0;
+  return 0;
+}
+
+// Keeps the first `links` links of `c` (a clamp is two links of one node, kept or cut together)
+// and the nodes they come from.
+void truncate(const ir::Graph& g, EpilogueChain& c, size_t links) {
+  size_t node = 1, link = 0;
+  for (; node < c.nodes.size(); ++node) {
+    const size_t next = link + (g.nodes()[c.nodes[node]]->op() == "clamp" ? 2 : 1);
+    if (next > links) break;
+    link = next;
+  }
+  c.nodes.resize(node);
+  c.links.resize(link);
+  if (c.links.empty()) c.nodes.clear();
+}
+
 EpilogueChain chain_at(const ir::Graph& g, const ValueReaders& uses, const std::vector<std::vector<char>>& updates,
                        const std::vector<char>& folded, size_t k) {
   EpilogueChain c;
   if (!foldable_product(g, *g.nodes()[k])) return c;
   c.nodes.push_back(k);
   extend_chain(g, uses, folded, /*take_batch_norm=*/false, std::get<ir::TensorType>(g.nodes()[k]->outputs()[0]), c);
-  // Cut at the first link the fusion pass or the executor does better (matmul_epilogue.h);
-  // a clamp is two links of one node, kept or cut together.
-  size_t node = 1, link = 0;
-  for (; node < c.nodes.size(); ++node) {
-    const bool two = g.nodes()[c.nodes[node]]->op() == "clamp";
+  // Cut at the first link the fusion pass or the executor does better (matmul_epilogue.h).
+  size_t link = 0;
+  for (size_t node = 1; node < c.nodes.size(); ++node) {
     const ChainLink& l = c.links[link];
     if (l.kind == PostKind::Binary && computed_elementwise(g, folded, l.operand)) break;
     if (updates[c.nodes[node]][0]) break;
-    link += two ? 2 : 1;
+    link += g.nodes()[c.nodes[node]]->op() == "clamp" ? 2 : 1;
   }
-  c.nodes.resize(node);
-  c.links.resize(link);
-  if (c.links.empty()) c.nodes.clear();
+  truncate(g, c, link);
+  if (!c.links.empty()) truncate(g, c, kernel_fuses(g, c));
   return c;
 }
 
 ir::ValueRef emit_chain(GraphEditor& ed, const EpilogueChain& c) {
   const ir::Graph& g = ed.old_graph();
-  const ir::Node& mm = *g.nodes()[c.nodes[0]];
-  const auto& ma = *static_cast<const prims::MatmulAttrs*>(mm.attrs());
-  auto a = std::make_shared<prims::MatmulFusedAttrs>();
-  a->trans_a = ma.trans_a, a->trans_b = ma.trans_b;
-  a->has_bias = mm.inputs().size() == 3;
-  std::vector<ir::ValueRef> inputs = ed.map_inputs(mm);
-  for (const ChainLink& l : c.links) {
-    push_post_op(*a, l.kind, l.op, l.a, l.b);
-    if (l.kind == PostKind::Binary) inputs.push_back(ed.map(l.operand));
-  }
+  std::vector<ir::ValueRef> old_inputs;
+  auto a = chain_attrs(g, c, old_inputs);
+  std::vector<ir::ValueRef> inputs;
+  for (ir::ValueRef v : old_inputs) inputs.push_back(ed.map(v));
   const ir::Node& last = *g.nodes()[c.nodes.back()];
   auto node = std::make_shared<const ir::Node>(prims::kMatmulFusedOp, std::move(a), std::move(inputs), last.outputs(),
-                                               mm.scope());
+                                               g.nodes()[c.nodes[0]]->scope());
   return ed.add_checked(node)[0];
 }
 

@@ -8,8 +8,12 @@ namespace spore::passes {
 /// matmul_bias leaves) the chain of elementwise ops that alone reads its result, as one
 /// matmul_fused node (prims/matmul_fused.h) whose oneDNN kernel runs the chain as the GEMM's
 /// post-ops: a linear layer's ReLU or GELU, a transformer's residual add, a scale by a literal.
-/// The links are conv_epilogue's (passes/epilogue_chain.h) without BatchNorm. Where the fusion
-/// pass would do as well or better the chain stops:
+/// The links are conv_epilogue's (passes/epilogue_chain.h) without BatchNorm. A chain keeps
+/// only the post-ops the CPU kernel applies inside the product (KernelDef::fused_post_ops:
+/// oneDNN's brgemm kernels, AVX-512 and up); its gemm-based matmul would run them after the
+/// GEMM one pass per op, slower than the one kernel fusion makes of them, so on CPUs without
+/// AVX-512 the pass forms nothing (SPORE_MATMUL_POST_OPS=always forces the post-ops). Where the
+/// fusion pass would do as well or better the chain stops too:
 ///   - before an op whose other operand an elementwise op computes (the momentum term of an
 ///     optimizer update: fusion makes the update one kernel that streams every operand once,
 ///     where a post-op would split it in two);

@@ -27,11 +27,7 @@ const Primitive& conv_fused_def() {
     spec.infer = infer_conv_fused;
     spec.cost = [](const ConvFusedAttrs& a, std::span<const TensorType> in, std::span<const TensorType> out) {
       const ConvAttrs c = a.conv();
-      Cost cost = conv_primitive().cost(&c, in.first(a.first_operand()), out);
-      for (size_t j = a.first_operand(); j < in.size(); ++j)
-        cost.bytes += static_cast<double>(numel_of(in[j].shape)) * dtype_size(in[j].dtype);
-      cost.flops += static_cast<double>(a.num_post()) * static_cast<double>(numel_of(out[0].shape));
-      return cost;
+      return epilogue_cost(conv_primitive().cost(&c, in.first(a.first_operand()), out), a.post_list(), in, out[0]);
     };
     Primitive& q = define_primitive(spec);
     q.add_kernel({.device = DeviceType::CPU, .name = "reference",

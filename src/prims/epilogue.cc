@@ -59,17 +59,17 @@ struct Scalar {
 // plan may store the result channels-last, so each epilogue step runs over its buffers with
 // the dims in the result's memory order (an operand right-aligned to the result's rank).
 struct Reordered {
-  Dim shape[8];
-  int64_t strides[8];
+  Dim shape[kMaxEpilogueRank];
+  int64_t strides[kMaxEpilogueRank];
   Buffer b;
 };
 
 struct DimOrder {
-  int d[8];
+  int d[kMaxEpilogueRank];
 };
 
 DimOrder memory_order(const Buffer& out) {
-  SPORE_ASSERT(out.ndim <= 8, "epilogue of rank ", out.ndim);
+  SPORE_ASSERT(out.ndim <= kMaxEpilogueRank, "epilogue of rank ", out.ndim);
   DimOrder perm;
   for (int d = 0; d < out.ndim; ++d) perm.d[d] = d;
   std::stable_sort(perm.d, perm.d + out.ndim, [&](int a, int b) { return out.strides[a] > out.strides[b]; });
@@ -200,6 +200,13 @@ void run_epilogue(const PostOpList& p, const Epilogue& e, size_t first, std::spa
       }
     }
   }
+}
+
+Cost epilogue_cost(Cost base, const PostOpList& p, std::span<const TensorType> in, const TensorType& out) {
+  for (size_t j = p.first_operand; j < in.size(); ++j)
+    base.bytes += static_cast<double>(numel_of(in[j].shape)) * dtype_size(in[j].dtype);
+  base.flops += static_cast<double>(p.size()) * static_cast<double>(numel_of(out.shape));
+  return base;
 }
 
 }  // namespace spore::prims

@@ -56,6 +56,13 @@ Epilogue resolve_epilogue(const PostOpList& p);
 /// Binary post-op, each of dtype `t` and broadcasting to `y` without growing it.
 void check_post_operands(const PostOpList& p, std::span<const TensorType> in, const Shape& y, DType t);
 
+/// A fused node's cost: its library op's (`base`) plus one flop per post-op and result element
+/// and the bytes of the post-op operands (inputs from p.first_operand on).
+Cost epilogue_cost(Cost base, const PostOpList& p, std::span<const TensorType> in, const TensorType& out);
+
+/// The highest result rank an epilogue runs over (its dim-order scratch is fixed-size).
+inline constexpr int kMaxEpilogueRank = 8;
+
 /// Runs post-ops [first, end) of `e` over `out` (which holds the value they apply to), each with
 /// the CPU kernel of its unfused primitive, in `out`'s memory order; `in` are the node's inputs.
 void run_epilogue(const PostOpList& p, const Epilogue& e, size_t first, std::span<const Buffer> in, const Buffer& out,

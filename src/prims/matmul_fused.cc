@@ -14,7 +14,16 @@ void infer_matmul_fused(const MatmulFusedAttrs& a, std::span<const TensorType> i
   SPORE_CHECK(in.size() == nmm + p.num_operands(), "[matmul_fused] takes a, b", a.has_bias ? ", bias" : "", " and ",
               p.num_operands(), " post-op operands, got ", in.size(), " inputs");
   const MatmulAttrs m = a.matmul();
-  matmul_primitive().infer(&m, in.first(nmm), out);
+  try {
+    matmul_primitive().infer(&m, in.first(nmm), out);
+  } catch (const Error& e) {  // the product's errors, under this op's name
+    std::string msg = e.what();
+    if (msg.starts_with("[matmul]")) msg.replace(0, 8, "[matmul_fused]");
+    throw Error(msg);
+  }
+  SPORE_CHECK(out.t[0].shape.size() <= static_cast<size_t>(kMaxEpilogueRank), "[matmul_fused] result ", shape_str(out.t[0].shape),
+              " has rank ", out.t[0].shape.size(), "; the epilogue takes at most ", kMaxEpilogueRank,
+              " dims (leave the product unfused)");
   SPORE_CHECK(is_floating(out.t[0].dtype), "[matmul_fused] computes in a float ",
               "dtype; got ", dtype_name(out.t[0].dtype), " operands (leave integer products unfused)");
   check_post_operands(p, in, out.t[0].shape, out.t[0].dtype);
@@ -29,11 +38,7 @@ const Primitive& matmul_fused_def() {
     spec.infer = infer_matmul_fused;
     spec.cost = [](const MatmulFusedAttrs& a, std::span<const TensorType> in, std::span<const TensorType> out) {
       const MatmulAttrs m = a.matmul();
-      Cost cost = matmul_primitive().cost(&m, in.first(a.first_operand()), out);
-      for (size_t j = a.first_operand(); j < in.size(); ++j)
-        cost.bytes += static_cast<double>(numel_of(in[j].shape)) * dtype_size(in[j].dtype);
-      cost.flops += static_cast<double>(a.num_post()) * static_cast<double>(numel_of(out[0].shape));
-      return cost;
+      return epilogue_cost(matmul_primitive().cost(&m, in.first(a.first_operand()), out), a.post_list(), in, out[0]);
     };
     Primitive& q = define_primitive(spec);
     q.add_kernel({.device = DeviceType::CPU, .name = "reference",

@@ -10,7 +10,9 @@
 #include <cmath>
 #include <thread>
 
+#include "backends/cpu/isa.h"
 #include "pass_text.h"
+#include "passes/epilogue_chain.h"
 #include "passes/pipeline.h"
 #include "prims/matmul_fused.h"
 #include "runtime/dispatch.h"
@@ -33,9 +35,21 @@ std::string text(const std::string& s) {
   return r;
 }
 
+// Sets an environment variable for one scope.
+struct ScopedEnv {
+  const char* name;
+  ScopedEnv(const char* n, const char* v) : name(n) { ::setenv(n, v, 1); }
+  ~ScopedEnv() { ::unsetenv(name); }
+};
+
+// The pass forms a chain only as far as the kernel applies it inside the product (oneDNN's
+// brgemm post-ops); the tests of what it folds force the post-ops on, as on an AVX-512 CPU.
+ScopedEnv forced_post_ops() { return {"SPORE_MATMUL_POST_OPS", "always"}; }
+
 // A linear layer's bias and ReLU, and a residual add of the block's input after the second
 // product, become the GEMMs' post-ops; a literal scale and a clamp too.
 TEST(PassMatmulEpilogue, FoldsActivationsResidualsAndLiterals) {
+  const ScopedEnv env = forced_post_ops();
   EXPECT_EQ(run_pass(matmul_epilogue, text(R"(
 graph @main(%0: data float32[6, 8], %1: data float32[8, 16], %2: data float32[16], %3: data float32[16, 8]) {
   %4 = MM(%0, %1, %2) : float32[6, 16]
@@ -77,7 +91,83 @@ graph @main(%0: data float32[6, 8], %1: parameter float32[8, 8], %2: buffer floa
   %16 = relu{a=0, b=0}(%15) : float64[6, 8]
   return %8 updates %2, %10 updates %1, %11, %12, %14, %16
 })");
+  const ScopedEnv env = forced_post_ops();
   EXPECT_EQ(run_pass(matmul_epilogue, g), canonical(g));
+  // A clamp (two post-ops of one node) whose result is a state update stays whole.
+  const std::string clamp = text(R"(
+graph @main(%0: data float32[8, 8], %1: buffer float32[8, 8]) {
+  %2 = MM(%0, %1) : float32[8, 8]
+  %3 = constant{dtype=float32, weak=false, f=-1, i=0}() : float32[]
+  %4 = constant{dtype=float32, weak=false, f=1, i=0}() : float32[]
+  %5 = clamp{}(%2, %3, %4) : float32[8, 8]
+  return %5 updates %1
+})");
+  EXPECT_EQ(run_pass(matmul_epilogue, clamp), canonical(clamp));
+}
+
+// Where the kernel would run the chain after the product (oneDNN's gemm-based matmul: CPUs
+// without AVX-512, such as the bench machine), the pass leaves it to the fusion pass, which
+// makes the chain one kernel instead of one pass per op after the GEMM.
+TEST(PassMatmulEpilogue, LeavesChainsTheKernelWouldRunAfterTheProduct) {
+  const std::string g = text(R"(
+graph @main(%0: data float32[6, 8], %1: data float32[8, 16], %2: data float32[16]) {
+  %3 = MM(%0, %1, %2) : float32[6, 16]
+  %4 = constant{dtype=float32, weak=false, f=3, i=0}() : float32[]
+  %5 = mul{}(%3, %4) : float32[6, 16]
+  %6 = sigmoid{a=0, b=0}(%5) : float32[6, 16]
+  return %6
+})");
+  const KernelDef& k = prims::matmul_fused_primitive().kernels[static_cast<int>(DeviceType::CPU)].front();
+  ASSERT_NE(k.fused_post_ops, nullptr) << k.name;
+  prims::MatmulFusedAttrs a;
+  a.has_bias = true;
+  push_post_op(a, prims::PostKind::BinaryScalar, "mul", 3, 0);
+  push_post_op(a, prims::PostKind::Unary, "sigmoid", 0, 0);
+  auto f32 = [](Shape s) { return TensorType{.dtype = DType::Float32, .shape = std::move(s)}; };
+  const std::vector<TensorType> in = {f32({6, 8}), f32({8, 16}), f32({16})};
+  const size_t fused = k.fused_post_ops(&a, in);
+  if (cpu::cpu_isa() != cpu::Isa::Avx512) {
+    EXPECT_EQ(fused, 0u) << "gemm-based matmul keeps no post-ops";
+  }
+  const std::string out = run_pass(matmul_epilogue, g);
+  EXPECT_EQ(out.find("matmul_fused") != std::string::npos, fused > 0) << out;
+  if (fused == 0) {
+    EXPECT_EQ(out, canonical(g));
+  }
+  const ScopedEnv env = forced_post_ops();
+  EXPECT_EQ(k.fused_post_ops(&a, in), 2u);
+}
+
+// Sub-graphs are rewritten too.
+TEST(PassMatmulEpilogue, RewritesSubGraphs) {
+  const ScopedEnv env = forced_post_ops();
+  EXPECT_EQ(run_pass(matmul_epilogue, text(R"(
+graph @main(%0: data bool[], %1: data float32[6, 8], %2: data float32[8, 8]) {
+  %3 = if{num_carry=0, length=0, reverse=false, stack=false, trip_symbol=""}(%0, %1, %2) : float32[6, 8] {
+    graph @t(%0: data float32[6, 8], %1: data float32[8, 8]) {
+      %2 = MM(%0, %1) : float32[6, 8]
+      %3 = tanh{a=0, b=0}(%2) : float32[6, 8]
+      return %3
+    }
+    graph @f(%0: data float32[6, 8], %1: data float32[8, 8]) {
+      return %0
+    }
+  }
+  return %3
+})")),
+            canonical(R"(
+graph @main(%0: data bool[], %1: data float32[6, 8], %2: data float32[8, 8]) {
+  %3 = if{num_carry=0, length=0, reverse=false, stack=false, trip_symbol=""}(%0, %1, %2) : float32[6, 8] {
+    graph @t(%0: data float32[6, 8], %1: data float32[8, 8]) {
+      %2 = matmul_fused{trans_a=false, trans_b=false, has_bias=false, post_kind=[0], post_ops="tanh", post_a=[0], post_b=[0]}(%0, %1) : float32[6, 8]
+      return %2
+    }
+    graph @f(%0: data float32[6, 8], %1: data float32[8, 8]) {
+      return %0
+    }
+  }
+  return %3
+})"));
 }
 
 // ---- numerics: the matmul_fused kernels against the unfused ops ----
@@ -121,7 +211,10 @@ Tensor run_fused(const prims::MatmulFusedAttrs& a, const std::vector<Tensor>& in
 // after the GEMM through the unfused kernels.
 TEST(MatmulFusedKernel, MatchesTheUnfusedOps) {
   const Tensor x = r({3, 5, 32}, 1), w = r({32, 24}, 2, 0.2), b = r({24}, 3);
-  const Tensor col = r({24}, 4), full = r({3, 5, 24}, 5), per_batch = r({3, 1, 24}, 7);
+  const Tensor col = r({24}, 4), full = r({3, 5, 24}, 5), per_batch = r({3, 1, 24}, 7), per_row = r({5, 24}, 8);
+  // A full-shape operand that is a transposed view: not laid out as the post-op describes it,
+  // so the kernel stops before its post-op.
+  const Tensor strided = r({3, 24, 5}, 9).transpose(1, 2);
   const Tensor y = matmul(x, w) + b;
   struct Case {
     std::string ops;
@@ -142,6 +235,9 @@ TEST(MatmulFusedKernel, MatchesTheUnfusedOps) {
       {"relu,sub", {0, 1}, {0, 1}, {0, 0}, {full}, full - relu(y), 1e-6},
       // One row per batch entry: the batch is not folded into the GEMM's rows then.
       {"add,relu", {1, 0}, {0, 0}, {0, 0}, {per_batch}, relu(y + per_batch), 1e-6},
+      // One (M, N) operand repeated per batch entry: not foldable either.
+      {"relu,add", {0, 1}, {0, 0}, {0, 0}, {per_row}, relu(y) + per_row, 1e-6},
+      {"relu,add,tanh", {0, 1, 0}, {0, 0, 0}, {0, 0, 0}, {strided}, tanh(relu(y) + strided), 1e-6},
   };
   // Each case twice: as the kernel chooses (oneDNN's gemm-based matmul, on CPUs without
   // AVX-512, runs the epilogue after the product) and with oneDNN's post-ops forced. Each mode
@@ -166,6 +262,18 @@ TEST(MatmulFusedKernel, MatchesTheUnfusedOps) {
   const Tensor xd = x.to(DType::Float64), wd = w.to(DType::Float64), fd = full.to(DType::Float64);
   expect_close(run_fused(attrs(false, {1, 0}, "add,tanh", {0, 0}, {0, 0}), {xd, wd, fd}), tanh(matmul(xd, wd) + fd), 0,
                "float64");
+  // bfloat16, with the post-ops forced and not: within bfloat16's rounding of the unfused ops.
+  const Tensor xb = x.to(DType::BFloat16), wb = w.to(DType::BFloat16), bb = b.to(DType::BFloat16),
+               fb = full.to(DType::BFloat16);
+  const Tensor want_b = relu(matmul(xb, wb) + bb + fb);
+  for (const char* mode : {"auto", "always"}) {
+    const ScopedEnv env("SPORE_MATMUL_POST_OPS", mode);
+    std::thread t([&] {
+      expect_close(run_fused(attrs(true, {1, 0}, "add,relu", {0, 0}, {0, 0}), {xb, wb, bb, fb}), want_b, 2e-2,
+                   std::string("bfloat16 ") + mode);
+    });
+    t.join();
+  }
 }
 
 TEST(MatmulFusedKernel, BadNodesFailClearly) {
@@ -182,17 +290,29 @@ TEST(MatmulFusedKernel, BadNodesFailClearly) {
   expect_error(attrs(false, {1}, "add", {0}, {0}), {x, w, r({4, 7}, 3)}, "[matmul_fused] operand 0 is float32(4, 7)");
   expect_error(attrs(false, {0}, "frobnicate", {0}, {0}), {x, w}, "'frobnicate', not a unary float op");
   expect_error(attrs(false, {0, 0}, "relu", {0}, {0}), {x, w}, "need one entry per post-op, got 2, 1, 1, 1");
+  // The product's own checks name this op.
+  expect_error(attrs(false, {0}, "relu", {0}, {0}), {x, r({7, 6}, 4)}, "[matmul_fused] inner dimensions differ");
+  const Tensor x9 = r({1, 1, 1, 1, 1, 1, 1, 2, 8}, 5);
+  expect_error(attrs(false, {0}, "relu", {0}, {0}), {x9, w}, "the epilogue takes at most 8 dims");
+  // A bad SPORE_MATMUL_POST_OPS fails when the kernel is prepared (a thread of its own: prepared
+  // kernels are cached per thread), even for a chain with no post-op oneDNN could take.
+  const ScopedEnv env("SPORE_MATMUL_POST_OPS", "sometimes");
+  std::thread t([&] {
+    expect_error(attrs(false, {0}, "exp", {0}, {0}), {r({3, 8}, 6), w}, "SPORE_MATMUL_POST_OPS is 'sometimes'");
+  });
+  t.join();
 }
 
 // A transformer feed-forward block with a residual, traced and run at O2 as a plan: both
-// products take their epilogues (bias, ReLU; bias, residual) and the plan matches the
-// interpreter of the unoptimized graph.
+// products take their epilogues (bias, ReLU; bias, residual; post-ops forced) and the plan
+// matches the interpreter of the unoptimized graph.
 TEST(MatmulFusedPlan, FeedForwardBlockMatchesTheUnfusedGraph) {
   const Tensor w1 = r({32, 64}, 10, 0.2), b1 = r({64}, 11), w2 = r({64, 32}, 12, 0.2), b2 = r({32}, 13);
   auto block = [&](const std::vector<Tensor>& in) {
     const Tensor& x = in[0];
     return std::vector<Tensor>{x + (matmul(relu(matmul(x, w1) + b1), w2) + b2)};
   };
+  const ScopedEnv env = forced_post_ops();
   const Tensor x = r({2, 9, 32}, 1);
   const auto traced = spore::testing::trace_program(block, {x});
   const auto want = transforms::interpret(*traced.graph, traced.inputs);

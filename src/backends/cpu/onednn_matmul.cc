@@ -106,6 +106,12 @@ class MatmulKernel final : public PreparedKernel {
     return create(std::move(key), in, c);
   }
 
+  // The post-ops the primitive for these buffers keeps (matmul_fused).
+  size_t mapped_post_ops(std::span<const Buffer> in, const Buffer& c) const {
+    const Entry& e = entry(in, c);
+    return e.prim ? e.post.mapped : 0;
+  }
+
   void run(std::span<const Buffer> in, std::span<const Buffer> out, const KernelContext& ctx) const override {
     const Buffer& c = out[0];
     if (c.numel() == 0) return;
@@ -145,38 +151,26 @@ class MatmulKernel final : public PreparedKernel {
     Entry e;
     e.key = std::move(key);
     const std::span<const Buffer> product = fused_ ? in.first(fused_->attrs.first_operand()) : in;
-    MatmulGeometry g = prims::matmul_geometry(attrs_, product, c);
-    DType t = in[0].dtype;
-    const bool use_bias = g.has_bias && attrs_.beta != 0;
-    // Post-op operands are described in the result's shape: folding the batch into the rows
-    // keeps them describable only when each is the full result or one row broadcast.
-    if (!fused_ || operands_fold(in, c)) fold_batch_into_rows(g, use_bias);
-    const bool folded = g.batch.empty() && c.ndim > 2;
-    if (g.K > 0) {
+    const MatmulGeometry plain = prims::matmul_geometry(attrs_, product, c);
+    const bool use_bias = plain.has_bias && attrs_.beta != 0;
+    MatmulGeometry folded = plain;
+    fold_batch_into_rows(folded, use_bias);
+    if (plain.K > 0) {
       try {
-        e.src = operand_desc(g.batch, g.a_batch, g.M, g.K, g.a_m, g.a_k, t);
-        e.wei = operand_desc(g.batch, g.b_batch, g.K, g.N, g.b_k, g.b_n, t);
-        e.dst = g.batch.empty() ? plain_desc({g.M, g.N}, t) : plain_desc(dims_of(c), t);
-        dnnl::primitive_attr pa;
-        dnnl::post_ops po;
-        if (use_bias) e.bias = operand_desc(g.batch, g.bias_batch, g.bias_m ? g.M : 1, g.bias_n ? g.N : 1,
-                                            g.bias_m, g.bias_n, t);
-        if (use_bias && attrs_.alpha == 1 && attrs_.beta == 1) {
-          e.native_bias = true;
-        } else {
-          // dst = beta * ((alpha / beta) * ab + bias): output scale, binary add, linear.
-          float scale = static_cast<float>(use_bias ? attrs_.alpha / attrs_.beta : attrs_.alpha);
-          if (scale != 1.0f) pa.set_output_scales(0, {scale});
-          if (use_bias) {
-            e.post_bias = true;
-            po.append_binary(dnnl::algorithm::binary_add, e.bias);
-            if (attrs_.beta != 1) po.append_eltwise(1.0f, dnnl::algorithm::eltwise_linear, float(attrs_.beta), 0.f);
-          }
-          pa.set_post_ops(po);
+        // Post-op operands are described in the result's shape: a batch folded into the rows
+        // keeps them describable only when each is the full result or one row broadcast. When
+        // no post-op stays in the primitive, the product is built as the unfused one is.
+        if (fused_) {
+          const bool fold = operands_fold(in, c);
+          const MatmulGeometry& g = fold ? folded : plain;
+          const bool rows = fold && folded.batch.empty() && c.ndim > 2;
+          add_post_ops(e, describe(e, g, c), in, c, rows ? std::optional(std::pair(g.M, g.N)) : std::nullopt);
         }
-        auto d = e.native_bias ? dnnl::matmul::desc(e.src, e.wei, e.bias, e.dst) : dnnl::matmul::desc(e.src, e.wei, e.dst);
-        if (fused_) add_post_ops(e, d, in, c, folded ? std::optional(std::pair(g.M, g.N)) : std::nullopt);
-        if (!e.prim) e.prim.emplace(dnnl::matmul::primitive_desc(d, pa, engine()));
+        if (!e.prim) {
+          dnnl::primitive_attr pa;
+          const dnnl::matmul::desc d = describe(e, folded, c, &pa);
+          e.prim.emplace(dnnl::matmul::primitive_desc(d, pa, engine()));
+        }
       } catch (const dnnl::error&) {
         e.prim.reset();  // e.g. two operands broadcast over one batch dim: reference kernel
         e.post = PostOpPlan{};
@@ -187,9 +181,34 @@ class MatmulKernel final : public PreparedKernel {
     return cache_.back();
   }
 
+  // The product's descriptors for geometry `g` (into `e`); with `pa`, alpha and beta other than
+  // 1 as an output scale and post-ops (a fused node has neither: it keeps alpha = beta = 1).
+  dnnl::matmul::desc describe(Entry& e, const MatmulGeometry& g, const Buffer& c, dnnl::primitive_attr* pa = nullptr) const {
+    const DType t = c.dtype;
+    const bool use_bias = g.has_bias && attrs_.beta != 0;
+    e.src = operand_desc(g.batch, g.a_batch, g.M, g.K, g.a_m, g.a_k, t);
+    e.wei = operand_desc(g.batch, g.b_batch, g.K, g.N, g.b_k, g.b_n, t);
+    e.dst = g.batch.empty() ? plain_desc({g.M, g.N}, t) : plain_desc(dims_of(c), t);
+    if (use_bias) e.bias = operand_desc(g.batch, g.bias_batch, g.bias_m ? g.M : 1, g.bias_n ? g.N : 1, g.bias_m, g.bias_n, t);
+    e.native_bias = use_bias && attrs_.alpha == 1 && attrs_.beta == 1;
+    e.post_bias = false;
+    if (!e.native_bias && pa) {
+      // dst = beta * ((alpha / beta) * ab + bias): output scale, binary add, linear.
+      dnnl::post_ops po;
+      float scale = static_cast<float>(use_bias ? attrs_.alpha / attrs_.beta : attrs_.alpha);
+      if (scale != 1.0f) pa->set_output_scales(0, {scale});
+      if (use_bias) {
+        e.post_bias = true;
+        po.append_binary(dnnl::algorithm::binary_add, e.bias);
+        if (attrs_.beta != 1) po.append_eltwise(1.0f, dnnl::algorithm::eltwise_linear, float(attrs_.beta), 0.f);
+      }
+      pa->set_post_ops(po);
+    }
+    return e.native_bias ? dnnl::matmul::desc(e.src, e.wei, e.bias, e.dst) : dnnl::matmul::desc(e.src, e.wei, e.dst);
+  }
+
   // matmul_fused: the longest prefix of its post-ops that oneDNN takes after the product, with
-  // the primitive (a fused node keeps alpha = beta = 1: no output scale or bias post-op to keep);
-  // none when an operand is not contiguous at this stride pattern.
+  // the primitive (a fused node keeps alpha = beta = 1: no output scale or bias post-op to keep).
   // Each post-op operand is the product's full shape or one row (every dim but the last 1).
   bool operands_fold(std::span<const Buffer> in, const Buffer& c) const {
     for (size_t j = fused_->attrs.first_operand(); j < in.size(); ++j) {
@@ -204,7 +223,16 @@ class MatmulKernel final : public PreparedKernel {
     return true;
   }
 
-  // `rows`: the (rows, N) the batch was folded into (operands_fold held), described so.
+  // The post-op that reads input `input` (a Binary post-op's operand).
+  size_t post_op_reading(size_t input) const {
+    size_t seen = fused_->attrs.first_operand();
+    for (size_t k = 0; k < fused_->attrs.num_post(); ++k)
+      if (static_cast<prims::PostKind>(fused_->attrs.post_kind[k]) == prims::PostKind::Binary && seen++ == input) return k;
+    return fused_->attrs.num_post();
+  }
+
+  // `rows`: the (rows, N) the batch was folded into (operands_fold held), described so. Leaves
+  // `e.prim` empty when no post-op is worth keeping in the primitive.
   void add_post_ops(Entry& e, const dnnl::matmul::desc& d, std::span<const Buffer> in, const Buffer& c,
                     std::optional<std::pair<int64_t, int64_t>> rows) const {
     std::vector<TensorType> types;
@@ -218,36 +246,53 @@ class MatmulKernel final : public PreparedKernel {
         else if (!s.empty()) s = {s.back()};
       }
     }
+    const bool always = post_ops_always();
     for (size_t limit = fused_->attrs.num_post(); limit > 0;) {
-      PostOpPlan p = map_post_ops(fused_->attrs.post_list(), fused_->epilogue, types, out, limit, /*allow_sum=*/false);
-      if (p.mapped == 0 || !operands_match(p, in)) return;
+      size_t tried = limit;
       try {
-        // A fresh attribute: copying a dnnl::primitive_attr shares its handle, and the plain
-        // one must stay without post-ops for the fallback.
+        PostOpPlan p = map_post_ops(fused_->attrs.post_list(), fused_->epilogue, types, out, limit, /*allow_sum=*/false);
+        if (p.mapped == 0) return;
+        tried = p.mapped;
+        // An operand not laid out as described at this stride pattern: stop before its post-op.
+        if (const auto bad = std::find_if(p.operands.begin(), p.operands.end(),
+                                          [&](const PostOpPlan::Operand& o) { return !operands_match_one(o, in); });
+            bad != p.operands.end()) {
+          limit = post_op_reading(bad->input);
+          continue;
+        }
+        // A fresh attribute: copying a dnnl::primitive_attr shares its handle.
         dnnl::primitive_attr pa;
         pa.set_post_ops(p.ops);
         const dnnl::matmul::primitive_desc pd(d, pa, engine());
-        // oneDNN's gemm-based matmul (CPUs without AVX-512 here: no brgemm kernel) applies
-        // post-ops in a pass of its own after the GEMM, slower than ours: 0.7 ms for a residual
-        // add on a (2048, 256) result where our add takes 0.16 ms, 0.66 ms for a ReLU on (2048,
-        // 1024) against 0.4-0.55 ms (bench/RESULTS.md). There the epilogue runs after the
-        // product through the unfused kernels; the brgemm kernels fuse it into the GEMM's stores.
+        // Only oneDNN's brgemm kernels (AVX-512 and up) apply post-ops as the GEMM stores its
+        // tiles. Its gemm-based matmul (the CPUs without, such as the bench machine) runs them
+        // in a pass of its own after the GEMM, slower than ours: 0.7 ms for a residual add on a
+        // (2048, 256) result where our add takes 0.16 ms, 0.66 ms for a ReLU on (2048, 1024)
+        // against 0.4-0.55 ms (bench/RESULTS.md); the reference kernel is slower still. There
+        // the epilogue runs after the product through the unfused kernels.
         // SPORE_MATMUL_POST_OPS=always keeps them on every kernel (tests of the mapping here).
-        if (std::string_view(pd.impl_info_str()).starts_with("gemm") && !post_ops_always()) return;
+        if (!std::string_view(pd.impl_info_str()).starts_with("brg") && !always) return;
+        std::vector<dnnl::memory::desc> descs;
+        for (const PostOpPlan::Operand& o : p.operands) {
+          dnnl::algorithm alg;
+          dnnl::memory::desc od;
+          p.ops.get_params_binary(o.index, alg, od);
+          descs.push_back(od);
+        }
         e.prim.emplace(pd);
+        e.operand_descs = std::move(descs);
+        e.post = std::move(p);
+        return;
       } catch (const dnnl::error&) {  // a post-op list this kernel lacks: drop post-ops from the end
-        limit = p.mapped - 1;
-        continue;
+        limit = tried - 1;
       }
-      for (const PostOpPlan::Operand& o : p.operands) {
-        dnnl::algorithm alg;
-        dnnl::memory::desc od;
-        p.ops.get_params_binary(o.index, alg, od);
-        e.operand_descs.push_back(od);
-      }
-      e.post = std::move(p);
-      return;
     }
+  }
+
+  static bool operands_match_one(const PostOpPlan::Operand& o, std::span<const Buffer> in) {
+    PostOpPlan one;
+    one.operands.push_back(o);
+    return operands_match(one, in);
   }
 
   MatmulAttrs attrs_;
@@ -271,8 +316,9 @@ std::shared_ptr<PreparedKernel> prepare(const void* attrs, std::span<const Tenso
   return k;
 }
 
-std::shared_ptr<PreparedKernel> prepare_fused(const void* attrs, std::span<const TensorType> in,
-                                              std::span<const TensorType> out) {
+std::shared_ptr<MatmulKernel> make_fused(const void* attrs, std::span<const TensorType> in,
+                                         std::span<const TensorType> out) {
+  (void)post_ops_always();  // a bad SPORE_MATMUL_POST_OPS fails here, not at the first post-op
   const auto& fa = *static_cast<const prims::MatmulFusedAttrs*>(attrs);
   auto fused = std::make_shared<Fused>(Fused{fa, prims::resolve_epilogue(fa.post_list())});
   auto k = std::make_shared<MatmulKernel>(fa.matmul(), std::move(fused));
@@ -281,13 +327,30 @@ std::shared_ptr<PreparedKernel> prepare_fused(const void* attrs, std::span<const
   return k;
 }
 
+std::shared_ptr<PreparedKernel> prepare_fused(const void* attrs, std::span<const TensorType> in,
+                                              std::span<const TensorType> out) {
+  return make_fused(attrs, in, out);
+}
+
+// KernelDef::fused_post_ops: the post-ops the primitive for contiguous operands of these types
+// keeps (0 on oneDNN's gemm-based matmul, where they would run after the GEMM).
+size_t fused_post_ops(const void* attrs, std::span<const TensorType> in) {
+  OutTypes out;
+  prims::matmul_fused_primitive().infer(attrs, in, out);
+  const std::span<const TensorType> result(out.t.data(), 1);
+  TypeBuffers ib(in), ob(result);
+  if (ob.buffers[0].numel() == 0) return 0;
+  return make_fused(attrs, in, result)->mapped_post_ops(ib.buffers, ob.buffers[0]);
+}
+
 [[maybe_unused]] const bool registered = [] {
   prims::matmul_primitive();  // make sure they are registered before we add to them
   prims::matmul_fused_primitive();
   find_primitive("matmul")->add_kernel(
       {.device = DeviceType::CPU, .name = "onednn", .priority = 10, .supports = supports, .prepare = prepare});
-  find_primitive(prims::kMatmulFusedOp)->add_kernel(
-      {.device = DeviceType::CPU, .name = "onednn", .priority = 10, .supports = supports, .prepare = prepare_fused});
+  find_primitive(prims::kMatmulFusedOp)->add_kernel({.device = DeviceType::CPU, .name = "onednn", .priority = 10,
+                                                     .supports = supports, .prepare = prepare_fused,
+                                                     .fused_post_ops = fused_post_ops});
   return true;
 }();
 
