@@ -66,7 +66,10 @@ TEST(ResNet, FewStepsLowerTheLoss) {
   EXPECT_EQ(net->num_parameters(), kResNet18Classes10 - 64 * 2 * 7 * 7);
   Tensor x = ops::normal({2, 1, 32, 32});
   Tensor y = ops::from_vector<int64_t>({3, 8}, {2});
-  auto [first, last] = first_and_last_loss(*net, x, y, 3, 1e-3);
+  // Five steps: after three the loss sat near the bar (1.1-1.5 from 2.8, moving with the
+  // rounding of each CPU's kernels: Adam turns near-zero gradients into full steps); after five
+  // it is 0.04-0.18 on the AVX-512, AVX2 and baseline kernels.
+  auto [first, last] = first_and_last_loss(*net, x, y, 5, 1e-3);
   EXPECT_LT(last, first * 0.5f) << first << " -> " << last;
 }
 
