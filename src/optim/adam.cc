@@ -28,7 +28,7 @@ Adam::Adam(std::vector<ParamGroup> groups, AdamOptions defaults) : Adam("Adam", 
 
 Adam::Adam(std::string name, std::vector<ParamGroup> groups, const AdamOptions& defaults, bool decoupled)
     : Optimizer(std::move(name), std::move(groups), adam_defaults(defaults)), decoupled_(decoupled) {
-  check_range("beta1", 0, std::nextafter(1.0, 0.0));
+  schedule_option("beta1", 0, std::nextafter(1.0, 0.0));
   check_range("beta2", 0, std::nextafter(1.0, 0.0));
   check_range("eps", 0, INFINITY);
   check_range("weight_decay", 0, INFINITY);
@@ -41,7 +41,9 @@ std::vector<std::string> Adam::slot_names(size_t group) const {
 }
 
 void Adam::update(size_t group, Tensor& param, const Tensor& grad, std::vector<Tensor>& slots) {
-  const double b1 = option("beta1", group), b2 = option("beta2", group), wd = option("weight_decay", group);
+  // beta1 as a tensor: a schedule (OneCycleLR) may change it between compiled steps.
+  const Tensor b1 = option_as(group, "beta1", DType::Float64);
+  const double b2 = option("beta2", group), wd = option("weight_decay", group);
   const DType dt = param.dtype();
   const Tensor lr = lr_as(group, DType::Float64);
   Tensor& step = slots[0];
@@ -54,7 +56,7 @@ void Adam::update(size_t group, Tensor& param, const Tensor& grad, std::vector<T
   } else if (wd != 0) {
     g = grad + param * wd;
   }
-  ops::copy_(exp_avg, exp_avg * b1 + g * (1.0 - b1));
+  ops::copy_(exp_avg, exp_avg * ops::cast(b1, dt) + g * ops::cast(1.0 - b1, dt));
   ops::copy_(exp_avg_sq, exp_avg_sq * b2 + g * g * (1.0 - b2));
   const BiasCorrection bc = bias_correction(step, b1, b2);
   const Tensor step_size = ops::cast(lr / bc.first, dt);

@@ -11,10 +11,11 @@ namespace spore::optim {
 /// {1 - beta1^step, 1 - beta2^step}, float64.
 using BiasCorrection = std::pair<Tensor, Tensor>;
 
-inline BiasCorrection bias_correction(const Tensor& step, double beta1, double beta2) {
+/// `beta1` is a 0-d float64 tensor (a scheduled option: OneCycleLR cycles it), as PyTorch
+/// corrects with the current beta1.
+inline BiasCorrection bias_correction(const Tensor& step, const Tensor& beta1, double beta2) {
   const Tensor t = ops::cast(step, DType::Float64);
-  return {1.0 - ops::pow(ops::scalar_tensor(beta1, DType::Float64), t),
-          1.0 - ops::pow(ops::scalar_tensor(beta2, DType::Float64), t)};
+  return {1.0 - ops::pow(beta1, t), 1.0 - ops::pow(ops::scalar_tensor(beta2, DType::Float64), t)};
 }
 
 }  // namespace spore::optim

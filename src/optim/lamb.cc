@@ -20,7 +20,7 @@ LAMB::LAMB(std::vector<Tensor> params, LAMBOptions o) : LAMB(std::vector<ParamGr
 
 LAMB::LAMB(std::vector<ParamGroup> groups, LAMBOptions defaults)
     : Optimizer("LAMB", std::move(groups), lamb_defaults(defaults)) {
-  check_range("beta1", 0, std::nextafter(1.0, 0.0));
+  schedule_option("beta1", 0, std::nextafter(1.0, 0.0));
   check_range("beta2", 0, std::nextafter(1.0, 0.0));
   check_range("eps", 0, INFINITY);
   check_range("weight_decay", 0, INFINITY);
@@ -30,13 +30,15 @@ LAMB::LAMB(std::vector<ParamGroup> groups, LAMBOptions defaults)
 std::vector<std::string> LAMB::slot_names(size_t) const { return {"step", "exp_avg", "exp_avg_sq"}; }
 
 void LAMB::update(size_t group, Tensor& param, const Tensor& grad, std::vector<Tensor>& slots) {
-  const double b1 = option("beta1", group), b2 = option("beta2", group), wd = option("weight_decay", group);
+  // beta1 as a tensor: a schedule (OneCycleLR) may change it between compiled steps.
+  const Tensor b1 = option_as(group, "beta1", DType::Float64);
+  const double b2 = option("beta2", group), wd = option("weight_decay", group);
   const DType dt = param.dtype();
   Tensor& step = slots[0];
   Tensor& exp_avg = slots[1];
   Tensor& exp_avg_sq = slots[2];
   ops::copy_(step, step + 1.0);
-  ops::copy_(exp_avg, exp_avg * b1 + grad * (1.0 - b1));
+  ops::copy_(exp_avg, exp_avg * ops::cast(b1, dt) + grad * ops::cast(1.0 - b1, dt));
   ops::copy_(exp_avg_sq, exp_avg_sq * b2 + grad * grad * (1.0 - b2));
   const BiasCorrection bc = bias_correction(step, b1, b2);
   const Tensor m_hat = exp_avg / ops::cast(bc.first, dt);

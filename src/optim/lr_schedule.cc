@@ -15,7 +15,10 @@ LRScheduler::~LRScheduler() = default;
 
 void LRScheduler::apply() {
   for (size_t g = 0; g < opt_.num_groups(); ++g) opt_.set_lr(lr_at(last_step_, g), g);
+  apply_options(last_step_);
 }
+
+void LRScheduler::apply_options(int64_t) {}
 
 void LRScheduler::step() {
   ++last_step_;
@@ -94,28 +97,58 @@ OneCycleLR::OneCycleLR(Optimizer& opt, std::vector<double> max_lrs, int64_t tota
               " and final_div_factor ", o.final_div_factor, " must be positive");
   for (size_t g = 0; g < opt.num_groups(); ++g) base_lrs_[g] = max_lrs.size() == 1 ? max_lrs[0] : max_lrs[g];
   const double init = 1.0 / o.div_factor, low = init / o.final_div_factor, n = static_cast<double>(total_steps);
+  const double hi = o.max_momentum, lo = o.base_momentum;
   if (o.three_phase)
-    phases_ = {{o.pct_start * n - 1, init, 1.0}, {2 * o.pct_start * n - 2, 1.0, init}, {n - 1, init, low}};
+    phases_ = {{o.pct_start * n - 1, init, 1.0, hi, lo}, {2 * o.pct_start * n - 2, 1.0, init, lo, hi},
+               {n - 1, init, low, hi, hi}};
   else
-    phases_ = {{o.pct_start * n - 1, init, 1.0}, {n - 1, 1.0, low}};
+    phases_ = {{o.pct_start * n - 1, init, 1.0, hi, lo}, {n - 1, 1.0, low, lo, hi}};
+  if (o.cycle_momentum) {
+    const auto& names = opt.scheduled_options();
+    for (const char* name : {"beta1", "momentum"})
+      if (std::find(names.begin(), names.end(), name) != names.end()) {
+        momentum_option_ = name;
+        break;
+      }
+    SPORE_CHECK(!momentum_option_.empty(), "[OneCycleLR] cycle_momentum needs an optimizer with momentum or beta1; ",
+                opt.name(), " has neither: set cycle_momentum = false");
+    for (size_t g = 0; g < opt.num_groups(); ++g)
+      SPORE_CHECK(momentum_option_ != "momentum" || opt.option("momentum", g) != 0, "[OneCycleLR] cycle_momentum sets ",
+                  opt.name(), "'s momentum, but group ", g, " was built with momentum 0 (no momentum buffer): build it ",
+                  "with momentum > 0 or set cycle_momentum = false");
+  }
   apply();
 }
 
-double OneCycleLR::lr_at(int64_t step, size_t group) const {
+std::pair<const OneCycleLR::Phase*, double> OneCycleLR::phase_at(int64_t step) const {
   SPORE_CHECK(step >= 0 && step <= total_steps_, "[OneCycleLR] step ", step, " is past total_steps ", total_steps_,
               "; build the schedule with the number of steps the training runs");
   const double s = static_cast<double>(step);
   double start_step = 0;
-  for (size_t i = 0; i < phases_.size(); ++i) {
+  for (size_t i = 0;; ++i) {
     const Phase& p = phases_[i];
-    if (s <= p.end_step || i + 1 == phases_.size()) {
-      const double pct = (s - start_step) / (p.end_step - start_step);
-      const double a = base_lrs_.at(group) * p.start_factor, b = base_lrs_.at(group) * p.end_factor;
-      return o_.cos_anneal ? b + (a - b) / 2.0 * (std::cos(std::numbers::pi * pct) + 1.0) : (b - a) * pct + a;
-    }
+    if (s <= p.end_step || i + 1 == phases_.size()) return {&p, (s - start_step) / (p.end_step - start_step)};
     start_step = p.end_step;
   }
-  return base_lrs_.at(group);
+}
+
+double OneCycleLR::anneal(double a, double b, double pct) const {
+  return o_.cos_anneal ? b + (a - b) / 2.0 * (std::cos(std::numbers::pi * pct) + 1.0) : (b - a) * pct + a;
+}
+
+double OneCycleLR::lr_at(int64_t step, size_t group) const {
+  const auto [p, pct] = phase_at(step);
+  return anneal(base_lrs_.at(group) * p->start_factor, base_lrs_.at(group) * p->end_factor, pct);
+}
+
+double OneCycleLR::momentum_at(int64_t step) const {
+  if (!o_.cycle_momentum) return o_.max_momentum;
+  const auto [p, pct] = phase_at(step);
+  return anneal(p->start_momentum, p->end_momentum, pct);
+}
+
+void OneCycleLR::apply_options(int64_t step) {
+  if (!momentum_option_.empty()) opt_.set_option(momentum_option_, momentum_at(step));
 }
 
 ReduceLROnPlateau::ReduceLROnPlateau(Optimizer& opt, PlateauOptions o) : opt_(opt), o_(o) {

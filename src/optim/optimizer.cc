@@ -156,11 +156,60 @@ const Tensor& Optimizer::lr_tensor(size_t group) const {
 
 Tensor Optimizer::lr_as(size_t group, DType dtype) const { return ops::cast(groups_[group].lr, dtype); }
 
+void Optimizer::schedule_option(const std::string& name, double lo, double hi, bool keep_zero) {
+  SPORE_ASSERT(groups_.front().options.count(name), name_, " schedules unknown option ", name);
+  check_range(name, lo, hi);
+  scheduled_.push_back(name);
+  schedulable_[name] = {lo, hi, keep_zero};
+  for (Group& g : groups_) {
+    g.scheduled[name] = ops::scalar_tensor(g.options.at(name), DType::Float64);
+    g.built[name] = g.options.at(name);
+  }
+}
+
+double Optimizer::built_option(const std::string& name, size_t group) const {
+  const auto it = groups_.at(group).built.find(name);
+  return it != groups_[group].built.end() ? it->second : option(name, group);
+}
+
+Tensor Optimizer::option_as(size_t group, const std::string& name, DType dtype) const {
+  return ops::cast(groups_[group].scheduled.at(name), dtype);
+}
+
+void Optimizer::set_option(const std::string& name, double value, size_t group) {
+  const auto it = schedulable_.find(name);
+  SPORE_CHECK(it != schedulable_.end(), "[", name_, ".set_option] '", name, "' cannot be changed after construction",
+              scheduled_.empty() ? std::string("; ") + name_ + " has no such option"
+                                 : "; the options " + name_ + " reads as tensors are: " + [&] {
+                                     std::string o;
+                                     for (const auto& n : scheduled_) o += (o.empty() ? "" : ", ") + n;
+                                     return o;
+                                   }());
+  SPORE_CHECK(group == SIZE_MAX || group < groups_.size(), "[", name_, ".set_option] group ", group,
+              " does not exist; there are ", groups_.size());
+  const Schedulable& s = it->second;
+  SPORE_CHECK(value >= s.lo && value <= s.hi, "[", name_, ".set_option] ", name, " = ", value,
+              " is out of range; it must be in [", s.lo, ", ", s.hi, "]");
+  // Every group is checked before any changes.
+  for (size_t g = 0; g < groups_.size(); ++g) {
+    if (group != SIZE_MAX && g != group) continue;
+    SPORE_CHECK(!s.keep_zero || value == 0 || groups_[g].built.at(name) != 0,
+                "[", name_, ".set_option] group ", g, " was built with ", name, " = 0 and keeps no state for it; ",
+                "build the optimizer with ", name, " > 0 to change it later");
+  }
+  for (size_t g = 0; g < groups_.size(); ++g) {
+    if (group != SIZE_MAX && g != group) continue;
+    groups_[g].options[name] = value;
+    ops::fill_(groups_[g].scheduled.at(name), value);
+  }
+}
+
 std::vector<std::pair<std::string, Tensor>> Optimizer::state_dict() const {
   std::vector<std::pair<std::string, Tensor>> sd;
   for (size_t g = 0; g < groups_.size(); ++g) {
     // The rate exactly as set (float64), not the float32 tensor the step reads.
     sd.emplace_back(std::to_string(g) + ".lr", ops::scalar_tensor(groups_[g].lr_value, DType::Float64));
+    for (const std::string& n : scheduled_) sd.emplace_back(std::to_string(g) + "." + n, groups_[g].scheduled.at(n).clone());
     const auto names = slot_names(g);
     for (size_t i = 0; i < groups_[g].slots.size(); ++i)
       for (size_t s = 0; s < names.size(); ++s)
@@ -174,8 +223,12 @@ void Optimizer::load_state_dict(const std::vector<std::pair<std::string, Tensor>
   std::map<std::string, Tensor*> targets;
   std::vector<Tensor> lrs;
   for (size_t g = 0; g < groups_.size(); ++g) lrs.push_back(ops::scalar_tensor(groups_[g].lr_value, DType::Float64));
+  std::vector<std::map<std::string, Tensor>> scheduled_values(groups_.size());
+  for (size_t g = 0; g < groups_.size(); ++g)
+    for (const std::string& n : scheduled_) scheduled_values[g][n] = ops::scalar_tensor(0.0, DType::Float64);
   for (size_t g = 0; g < groups_.size(); ++g) {
     targets[std::to_string(g) + ".lr"] = &lrs[g];
+    for (const std::string& n : scheduled_) targets[std::to_string(g) + "." + n] = &scheduled_values[g].at(n);
     const auto names = slot_names(g);
     for (size_t i = 0; i < groups_[g].slots.size(); ++i)
       for (size_t s = 0; s < names.size(); ++s)
@@ -203,8 +256,27 @@ void Optimizer::load_state_dict(const std::vector<std::pair<std::string, Tensor>
     SPORE_CHECK(lr >= 0 && lr == lr, "[", name_, ".load_state_dict] entry '", k, "' is a learning rate of ", lr,
                 ", negative or NaN; the state_dict is corrupted");
   }
-  for (const auto& [k, t] : sd) ops::copy_(*targets.at(k), t);
-  for (size_t g = 0; g < groups_.size(); ++g) set_lr(lrs[g].item<double>(), g);
+  // Scheduled options land in temporaries first and are checked as set_option checks them,
+  // before any state is written.
+  std::set<const Tensor*> temporaries;
+  for (size_t g = 0; g < groups_.size(); ++g)
+    for (const auto& [n, t] : scheduled_values[g]) temporaries.insert(&t);
+  for (const auto& [k, t] : sd)
+    if (temporaries.count(targets.at(k))) ops::copy_(*targets.at(k), t);
+  for (size_t g = 0; g < groups_.size(); ++g)
+    for (const std::string& n : scheduled_) {
+      const double v = scheduled_values[g].at(n).item<double>();
+      const Schedulable& s = schedulable_.at(n);
+      SPORE_CHECK(v >= s.lo && v <= s.hi && (!s.keep_zero || v == 0 || groups_[g].built.at(n) != 0), "[", name_,
+                  ".load_state_dict] entry '", g, ".", n, "' is ", v, ", which this optimizer cannot take (range [",
+                  s.lo, ", ", s.hi, "], ", groups_[g].built.at(n), " at construction); the state_dict is from another optimizer or corrupted");
+    }
+  for (const auto& [k, t] : sd)
+    if (!temporaries.count(targets.at(k))) ops::copy_(*targets.at(k), t);
+  for (size_t g = 0; g < groups_.size(); ++g) {
+    set_lr(lrs[g].item<double>(), g);
+    for (const std::string& n : scheduled_) set_option(n, scheduled_values[g].at(n).item<double>(), g);
+  }
 }
 
 }  // namespace spore::optim

@@ -27,20 +27,19 @@ RMSProp::RMSProp(std::vector<ParamGroup> groups, RMSPropOptions defaults)
   check_range("alpha", 0, 1);
   check_range("eps", 0, INFINITY);
   check_range("weight_decay", 0, INFINITY);
-  check_range("momentum", 0, INFINITY);
+  schedule_option("momentum", 0, INFINITY, /*keep_zero=*/true);
   init_state();
 }
 
 std::vector<std::string> RMSProp::slot_names(size_t group) const {
   std::vector<std::string> s{"step", "square_avg"};
-  if (option("momentum", group) > 0) s.push_back("momentum_buffer");
+  if (built_option("momentum", group) > 0) s.push_back("momentum_buffer");
   if (option("centered", group) != 0) s.push_back("grad_avg");
   return s;
 }
 
 void RMSProp::update(size_t group, Tensor& param, const Tensor& grad, std::vector<Tensor>& slots) {
   const double alpha = option("alpha", group), wd = option("weight_decay", group);
-  const double momentum = option("momentum", group);
   ops::copy_(slots[0], slots[0] + 1.0);
   const Tensor g = wd != 0 ? grad + param * wd : grad;
   Tensor& square_avg = slots[1];
@@ -55,9 +54,9 @@ void RMSProp::update(size_t group, Tensor& param, const Tensor& grad, std::vecto
   }
   avg = avg + option("eps", group);
   const Tensor lr = lr_as(group, param.dtype());
-  if (momentum > 0) {
+  if (built_option("momentum", group) > 0) {
     Tensor& buf = slots[2];
-    ops::copy_(buf, buf * momentum + g / avg);
+    ops::copy_(buf, buf * option_as(group, "momentum", param.dtype()) + g / avg);
     ops::copy_(param, param - lr * buf);
   } else {
     ops::copy_(param, param - lr * (g / avg));

@@ -28,19 +28,22 @@ SGD::SGD(std::vector<ParamGroup> groups, SGDOptions defaults)
     SPORE_CHECK(option("nesterov", g) == 0 || (option("momentum", g) > 0 && option("dampening", g) == 0),
                 "[SGD] nesterov in group ", g, " needs momentum > 0 and dampening = 0 (got momentum ",
                 option("momentum", g), ", dampening ", option("dampening", g), ")");
+  schedule_option("momentum", 0, INFINITY, /*keep_zero=*/true);
   init_state();
 }
 
 std::vector<std::string> SGD::slot_names(size_t group) const {
   // The step count tells the first update, where PyTorch starts the buffer as the gradient.
-  if (option("momentum", group) != 0) return {"step", "momentum_buffer"};
+  if (built_option("momentum", group) != 0) return {"step", "momentum_buffer"};
   return {};
 }
 
 void SGD::update(size_t group, Tensor& param, const Tensor& grad, std::vector<Tensor>& slots) {
-  const double wd = option("weight_decay", group), momentum = option("momentum", group);
+  const double wd = option("weight_decay", group);
   Tensor d_p = wd != 0 ? grad + param * wd : grad;
-  if (momentum != 0) {
+  if (built_option("momentum", group) != 0) {
+    // A tensor: a schedule (OneCycleLR) may change it between compiled steps.
+    const Tensor momentum = option_as(group, "momentum", param.dtype());
     Tensor& step = slots[0];
     Tensor& buf = slots[1];
     const double dampening = option("dampening", group);

@@ -56,13 +56,48 @@ TEST(LRSchedule, SteppingEqualsLrAtAndResumes) {
 }
 
 TEST(LRSchedule, OneCyclePeaksAtPctStartAndStopsAtTotal) {
-  SGD opt(one_param());
+  SGD opt(one_param(), {.momentum = 0.9});
   OneCycleLR sched(opt, {1.0}, 10, {.pct_start = 0.3});
   EXPECT_NEAR(opt.lr(), 1.0 / 25, 1e-15);
   EXPECT_NEAR(sched.lr_at(2), 1.0, 1e-15);
   EXPECT_NEAR(sched.lr_at(9), 1.0 / 25 / 1e4, 1e-15);
   EXPECT_ERROR(sched.lr_at(11), "[OneCycleLR] step 11 is past total_steps 10");
   EXPECT_ERROR(OneCycleLR(opt, {1.0, 2.0}, 10), "2 max_lrs for 1 parameter groups");
+}
+
+// Momentum moves against the rate: max_momentum at the start and the end, base_momentum at the
+// rate's peak; three_phase holds max_momentum through its last phase.
+TEST(LRSchedule, OneCycleCyclesMomentumOrBeta1) {
+  SGD sgd(one_param(), {.momentum = 0.9});
+  OneCycleLR s(sgd, {1.0}, 10, {.pct_start = 0.3});
+  EXPECT_EQ(s.momentum_option(), "momentum");
+  EXPECT_DOUBLE_EQ(sgd.option("momentum"), 0.95);  // construction applies step 0
+  EXPECT_NEAR(s.momentum_at(2), 0.85, 1e-15);
+  EXPECT_NEAR(s.momentum_at(9), 0.95, 1e-15);
+  s.set_last_step(2);
+  EXPECT_NEAR(sgd.option("momentum"), 0.85, 1e-15);
+  Adam adam(one_param());
+  OneCycleLR a(adam, {1.0}, 10, {.pct_start = 0.3, .three_phase = true, .base_momentum = 0.8, .max_momentum = 0.9});
+  EXPECT_EQ(a.momentum_option(), "beta1");
+  EXPECT_NEAR(a.momentum_at(2), 0.8, 1e-15);
+  EXPECT_NEAR(a.momentum_at(4), 0.9, 1e-15);
+  EXPECT_NEAR(a.momentum_at(7), 0.9, 1e-15);
+  a.step();
+  EXPECT_LT(adam.option("beta1"), 0.9);
+  // The checkpoint holds the cycled value, and a fresh optimizer takes it.
+  Adam adam2(one_param());
+  adam2.load_state_dict(adam.state_dict());
+  EXPECT_EQ(adam2.option("beta1"), adam.option("beta1"));
+  // Without momentum there is nothing to cycle.
+  SGD plain(one_param());
+  EXPECT_ERROR(OneCycleLR(plain, {1.0}, 10), "group 0 was built with momentum 0 (no momentum buffer)");
+  OneCycleLR no_cycle(plain, {1.0}, 10, {.cycle_momentum = false});
+  EXPECT_EQ(no_cycle.momentum_option(), "");
+  Adagrad ada(one_param());
+  EXPECT_ERROR(OneCycleLR(ada, {1.0}, 10), "Adagrad has neither: set cycle_momentum = false");
+  EXPECT_ERROR(sgd.set_option("dampening", 0.1), "'dampening' cannot be changed after construction");
+  EXPECT_ERROR(adam.set_option("beta1", 1.5), "beta1 = 1.5 is out of range");
+  EXPECT_ERROR(plain.set_option("momentum", 0.5), "was built with momentum = 0 and keeps no state for it");
 }
 
 TEST(LRSchedule, PlateauReducesAfterPatienceAndCoolsDown) {

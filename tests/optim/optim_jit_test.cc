@@ -109,6 +109,40 @@ TEST(OptimJit, ScheduleDrivesCompiledStepWithoutRetrace) {
   EXPECT_EQ(step.core().traces(), 1);
 }
 
+// OneCycleLR cycles SGD's momentum and Adam's beta1: the values reach the compiled step as
+// tensors (a frozen momentum would drift from the eager run), with one trace.
+TEST(OptimJit, OneCycleMomentumDrivesCompiledStepWithoutRetrace) {
+  const auto grads = grad_sequence(6, 31);
+  for (const bool adam : {false, true}) {
+    SCOPED_TRACE(adam ? "Adam" : "SGD");
+    auto pe = param_set(7), pj = param_set(7);
+    auto make = [&](std::vector<Tensor>& ps) -> std::unique_ptr<Optimizer> {
+      if (adam) return std::make_unique<Adam>(ps, AdamOptions{.lr = 0.05});
+      return std::make_unique<SGD>(ps, SGDOptions{.lr = 0.2, .momentum = 0.9});
+    };
+    auto eager = make(pe), compiled = make(pj);
+    OneCycleLR se(*eager, {0.2}, 6, {.pct_start = 0.5}), sj(*compiled, {0.2}, 6, {.pct_start = 0.5});
+    const std::string m = adam ? "beta1" : "momentum";
+    EXPECT_EQ(sj.momentum_option(), m);
+    auto step = jit([&](const TensorTree& g) {
+      compiled->step(g);
+      return TensorTree();
+    });
+    std::vector<double> seen;
+    for (int s = 0; s < 6; ++s) {
+      seen.push_back(compiled->option(m));
+      eager->step(grads[s]);
+      step(TensorTree(grads[s]));
+      se.step();
+      sj.step();
+      expect_close(pj, pe, "parameters after step " + std::to_string(s));
+    }
+    EXPECT_DOUBLE_EQ(seen[0], 0.95);
+    EXPECT_NEAR(seen[2], 0.85, 1e-12);  // the rate's peak: pct_start * 6 - 1
+    EXPECT_EQ(step.core().traces(), 1);
+  }
+}
+
 // Clipping inside the compiled step: the gradients are intermediates of the graph.
 TEST(OptimJit, ClipAndStepCompiledMatchesEager) {
   const auto grads = grad_sequence(3, 21);

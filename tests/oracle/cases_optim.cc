@@ -47,9 +47,10 @@ std::unique_ptr<optim::Optimizer> make(const std::string& kind, const Options& o
 }
 
 // `group1` non-empty: parameter 2 forms a second group with these overrides. `skip` lists
-// (step * 3 + parameter) entries whose gradient is absent.
+// (step * 3 + parameter) entries whose gradient is absent. `onecycle_max_lr` > 0: a OneCycleLR
+// over the kSteps steps (PyTorch's defaults: momentum or beta1 cycled) steps after each update.
 void optim_case(Writer& w, const std::string& kind, const Options& o, const Options& group1 = {},
-                const std::vector<int64_t>& skip = {}, uint64_t seed = 0) {
+                const std::vector<int64_t>& skip = {}, uint64_t seed = 0, double onecycle_max_lr = 0) {
   static uint64_t next_seed = 7000;
   if (seed == 0) seed = next_seed += 10;
   std::vector<Tensor> init, params, grads, traj(kShapes.size());
@@ -72,6 +73,12 @@ void optim_case(Writer& w, const std::string& kind, const Options& o, const Opti
   for (const auto& [k, v] : group1) attrs.emplace_back("g1." + k, v);
   std::vector<std::vector<Tensor>> history(kShapes.size());
   auto opt = make(kind, o, groups);
+  std::unique_ptr<optim::OneCycleLR> sched;
+  if (onecycle_max_lr > 0) {
+    sched = std::make_unique<optim::OneCycleLR>(*opt, std::vector<double>{onecycle_max_lr}, kSteps);
+    attrs.emplace_back("onecycle_max_lr", onecycle_max_lr);
+    attrs.emplace_back("onecycle_total", kSteps);
+  }
   for (int64_t s = 0; s < kSteps; ++s) {
     std::vector<Tensor> g;
     for (size_t i = 0; i < kShapes.size(); ++i) {
@@ -79,6 +86,7 @@ void optim_case(Writer& w, const std::string& kind, const Options& o, const Opti
       g.push_back(skipped ? Tensor() : grads[i][s].contiguous());
     }
     opt->step(g);
+    if (sched) sched->step();
     for (size_t i = 0; i < kShapes.size(); ++i) history[i].push_back(params[i].clone());
   }
   for (size_t i = 0; i < kShapes.size(); ++i) traj[i] = ops::stack(history[i]);
@@ -167,14 +175,16 @@ void schedule_cases(Writer& w) {
   schedule_case(w, "onecycle", {{"max_lr", std::vector<double>{0.5, 0.2}}, {"total_steps", int64_t{30}},
                                 {"pct_start", 0.3}, {"anneal", std::string("cos")}, {"three_phase", false}},
                 [](optim::Optimizer& o) -> P {
-                  return std::make_unique<optim::OneCycleLR>(o, std::vector<double>{0.5, 0.2}, 30);
+                  return std::make_unique<optim::OneCycleLR>(o, std::vector<double>{0.5, 0.2}, 30,
+                                                             optim::OneCycleOptions{.cycle_momentum = false});
                 });
   schedule_case(w, "onecycle", {{"max_lr", std::vector<double>{0.4}}, {"total_steps", int64_t{32}},
                                 {"pct_start", 0.25}, {"anneal", std::string("linear")}, {"three_phase", true}},
                 [](optim::Optimizer& o) -> P {
                   return std::make_unique<optim::OneCycleLR>(
                       o, std::vector<double>{0.4}, 32,
-                      optim::OneCycleOptions{.pct_start = 0.25, .cos_anneal = false, .three_phase = true});
+                      optim::OneCycleOptions{.pct_start = 0.25, .cos_anneal = false, .three_phase = true,
+                                             .cycle_momentum = false});
                 });
   std::vector<double> m;
   for (int i = 0; i < 30; ++i) m.push_back(i < 6 ? 1.0 - 0.1 * i : 0.45 + 0.001 * ((i * 7) % 5));
@@ -216,6 +226,13 @@ SPORE_ORACLE_FAMILY(optim) {
   optim_case(w, "lamb", {{"lr", 0.01}});
   optim_case(w, "lamb", {{"lr", 0.01}, {"weight_decay", 0.01}, {"beta1", 0.85}});
   optim_case(w, "lamb", {{"lr", 0.01}}, {{"lr", 0.002}, {"weight_decay", 0.1}});
+  // OneCycleLR cycling momentum (SGD, RMSProp) or beta1 (Adam, AdamW, LAMB) as PyTorch does.
+  optim_case(w, "sgd", {{"lr", 0.1}, {"momentum", 0.9}}, {}, {}, 0, 0.2);
+  optim_case(w, "sgd", {{"lr", 0.1}, {"momentum", 0.9}, {"nesterov", 1}}, {{"lr", 0.05}}, {}, 0, 0.2);
+  optim_case(w, "rmsprop", {{"lr", 0.01}, {"momentum", 0.5}}, {}, {}, 0, 0.02);
+  optim_case(w, "adam", {{"lr", 0.01}}, {}, {}, 0, 0.05);
+  optim_case(w, "adamw", {{"lr", 0.01}, {"weight_decay", 0.1}}, {}, {}, 0, 0.05);
+  optim_case(w, "lamb", {{"lr", 0.01}}, {}, {}, 0, 0.05);
   clip_cases(w);
   schedule_cases(w);
 }

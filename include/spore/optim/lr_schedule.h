@@ -34,8 +34,10 @@ class LRScheduler {
  protected:
   /// Records the base rates; subclasses call apply() at the end of their constructor.
   explicit LRScheduler(Optimizer& opt);
-  /// Sets every group's rate to lr_at(last_step()).
+  /// Sets every group's rate to lr_at(last_step()), then apply_options(last_step()).
   void apply();
+  /// Sets other scheduled options for `step` (OneCycleLR's momentum); default none.
+  virtual void apply_options(int64_t step);
 
   Optimizer& opt_;
   std::vector<double> base_lrs_;
@@ -105,16 +107,23 @@ class PolynomialLR : public LRScheduler {
   double power_;
 };
 
-/// torch OneCycleLR's learning rate (per iteration; momentum is not cycled): from
-/// max_lr / div_factor up to max_lr over pct_start of total_steps, then down to
-/// max_lr / div_factor / final_div_factor (three_phase: back to the initial rate first).
-/// Base rates are max_lr, not the optimizer's; stepping past total_steps is an error.
+/// torch OneCycleLR (per iteration): the rate goes from max_lr / div_factor up to max_lr over
+/// pct_start of total_steps, then down to max_lr / div_factor / final_div_factor (three_phase:
+/// back to the initial rate first). With cycle_momentum (PyTorch's default) the momentum moves
+/// the other way, from max_momentum down to base_momentum while the rate rises and back up
+/// (three_phase: it stays at max_momentum in the last phase): SGD's and RMSProp's "momentum",
+/// or the Adam family's and LAMB's "beta1", set through Optimizer::set_option, so a compiled
+/// step sees it change. Base rates are max_lr, not the optimizer's; stepping past total_steps
+/// is an error.
 struct OneCycleOptions {
   double pct_start = 0.3;
   bool cos_anneal = true;  // false: linear
   double div_factor = 25;
   double final_div_factor = 1e4;
   bool three_phase = false;
+  bool cycle_momentum = true;
+  double base_momentum = 0.85;
+  double max_momentum = 0.95;
 };
 
 class OneCycleLR : public LRScheduler {
@@ -122,15 +131,26 @@ class OneCycleLR : public LRScheduler {
   /// One max_lr for every group, or one per group.
   OneCycleLR(Optimizer& opt, std::vector<double> max_lrs, int64_t total_steps, OneCycleOptions o = {});
   double lr_at(int64_t step, size_t group = 0) const override;
+  /// The momentum (or beta1) after `step` steps; max_momentum throughout without cycle_momentum.
+  double momentum_at(int64_t step) const;
+  /// The option it cycles ("momentum" or "beta1"); empty without cycle_momentum.
+  const std::string& momentum_option() const { return momentum_option_; }
 
  private:
   struct Phase {
     double end_step;
     double start_factor, end_factor;  // multiples of max_lr
+    double start_momentum, end_momentum;
   };
+  void apply_options(int64_t step) override;
+  // The phase `step` is in and how far through it (0 to 1).
+  std::pair<const Phase*, double> phase_at(int64_t step) const;
+  double anneal(double start, double end, double pct) const;
+
   int64_t total_steps_;
   OneCycleOptions o_;
   std::vector<Phase> phases_;
+  std::string momentum_option_;
 };
 
 /// torch ReduceLROnPlateau: multiplies every group's rate by `factor` (not below min_lr) when

@@ -63,8 +63,17 @@ class Optimizer {
   /// The 0-d float32 tensor the step reads.
   const Tensor& lr_tensor(size_t group = 0) const;
 
-  /// A copy of the optimizer state for checkpoints: "g.lr" per group and "g.i.slot" per
-  /// parameter i of group g and slot (step, momentum_buffer, exp_avg, exp_avg_sq, ...).
+  /// Sets a scheduled option (scheduled_options(): SGD's and RMSProp's "momentum", the Adam
+  /// family's and LAMB's "beta1") of one group, or of all groups by default. As for set_lr, the
+  /// value lives in a 0-d tensor the step reads, so a compiled step sees it without retracing
+  /// (OneCycleLR cycles momentum through this).
+  void set_option(const std::string& name, double value, size_t group = SIZE_MAX);
+  /// The options set_option accepts, in the order the subclass declared them.
+  const std::vector<std::string>& scheduled_options() const { return scheduled_; }
+
+  /// A copy of the optimizer state for checkpoints: "g.lr" and "g.<option>" for each scheduled
+  /// option per group, and "g.i.slot" per parameter i of group g and slot (step,
+  /// momentum_buffer, exp_avg, exp_avg_sq, ...).
   std::vector<std::pair<std::string, Tensor>> state_dict() const;
   /// Loads a state_dict() of an optimizer of the same kind, groups, parameter shapes and
   /// options. Every entry is checked (missing, unexpected, shape, dtype) before any is written,
@@ -89,6 +98,17 @@ class Optimizer {
   void init_state();
   /// The learning rate of `group` as a 0-d tensor of `dtype` (for use inside update()).
   Tensor lr_as(size_t group, DType dtype) const;
+  /// Makes `name` (one of the defaults) a scheduled option: each group keeps its value in a 0-d
+  /// float64 tensor that update() reads with option_as(). Called by subclass constructors.
+  /// `keep_zero`: a group built with 0 cannot be set to another value (SGD and RMSProp keep no
+  /// momentum buffer without momentum). Values outside [lo, hi] are refused.
+  void schedule_option(const std::string& name, double lo, double hi, bool keep_zero = false);
+  /// A scheduled option of `group` as a 0-d tensor of `dtype` (float64: exact, for bias
+  /// corrections computed in double as PyTorch does).
+  Tensor option_as(size_t group, const std::string& name, DType dtype) const;
+  /// An option's value when the optimizer was built (what slot_names() decides from: a
+  /// scheduled option may change later).
+  double built_option(const std::string& name, size_t group) const;
   /// Checks one option against [lo, hi] in every group, naming the group and the fix.
   void check_range(const std::string& option, double lo, double hi) const;
 
@@ -99,8 +119,16 @@ class Optimizer {
     Tensor lr;                              // 0-d float32, written in place by set_lr
     double lr_value = 0;
     std::vector<std::vector<Tensor>> slots;  // per parameter, in slot_names() order
+    std::map<std::string, Tensor> scheduled;  // scheduled options: 0-d float64, written in place
+    std::map<std::string, double> built;      // their values at construction
+  };
+  struct Schedulable {
+    double lo, hi;
+    bool keep_zero;
   };
   std::string name_;
+  std::vector<std::string> scheduled_;
+  std::map<std::string, Schedulable> schedulable_;
   std::vector<Group> groups_;
   size_t num_params_ = 0;
 };

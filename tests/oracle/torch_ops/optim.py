@@ -47,7 +47,8 @@ class Lamb(torch.optim.Optimizer):
 def _options(a, prefix=""):
     o = {k[len(prefix):]: v for k, v in a.items()
          if k.startswith(prefix) and "." not in k[len(prefix):]
-         and k[len(prefix):] not in ("optimizer", "steps", "skip")}
+         and k[len(prefix):] not in ("optimizer", "steps", "skip")
+         and not k[len(prefix):].startswith("onecycle_")}
     for k in BOOLS:
         if k in o:
             o[k] = bool(o[k])
@@ -71,12 +72,17 @@ def optim_steps(ins, a):
         groups = [{"params": params}]
     lr = defaults.pop("lr")
     opt = CLASSES[a["optimizer"]](groups, lr=lr, **defaults)
+    sched = None
+    if "onecycle_total" in a:  # PyTorch's defaults: momentum (or betas[0]) cycled
+        sched = torch.optim.lr_scheduler.OneCycleLR(opt, a["onecycle_max_lr"], total_steps=a["onecycle_total"])
     skip = set(a["skip"])
     hist = [[] for _ in params]
     for s in range(a["steps"]):
         for i, p in enumerate(params):
             p.grad = None if s * 3 + i in skip else grads[i][s].clone()
         opt.step()
+        if sched is not None:
+            sched.step()
         for i, p in enumerate(params):
             hist[i].append(p.detach().clone())
     return tuple(torch.stack(h) for h in hist)
