@@ -13,7 +13,10 @@ namespace spore::passes {
 /// oneDNN's brgemm kernels, AVX-512 and up); its gemm-based matmul would run them after the
 /// GEMM one pass per op, slower than the one kernel fusion makes of them, so on CPUs without
 /// AVX-512 the pass forms nothing (SPORE_MATMUL_POST_OPS=always forces the post-ops). Where the
-/// fusion pass would do as well or better the chain stops too:
+/// fusion pass would do as well or better the chain stops too, or is not formed:
+///   - when only ops the fusion pass takes read its end (attention's scale before a softmax, a
+///     residual add before a layer norm): the fusion group that reads the value takes the
+///     links at no cost, where post-ops cost the GEMM time (measured on AVX-512);
 ///   - before an op whose other operand an elementwise op computes (the momentum term of an
 ///     optimizer update: fusion makes the update one kernel that streams every operand once,
 ///     where a post-op would split it in two);

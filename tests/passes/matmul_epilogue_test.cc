@@ -105,6 +105,40 @@ graph @main(%0: data float32[8, 8], %1: buffer float32[8, 8]) {
   EXPECT_EQ(run_pass(matmul_epilogue, clamp), canonical(clamp));
 }
 
+// A chain whose end only ops the fusion pass takes read is left to it: the fusion group that
+// reads the value takes the links at no cost, where post-ops cost the GEMM time. A library op
+// (softmax, here) or a graph output reading the end keeps the chain.
+TEST(PassMatmulEpilogue, LeavesChainsThatOnlyFusedOpsRead) {
+  const std::string g = text(R"(
+graph @main(%0: data float32[6, 8], %1: data float32[8, 6]) {
+  %2 = MM(%0, %1) : float32[6, 6]
+  %3 = constant{dtype=float32, weak=false, f=0.5, i=0}() : float32[]
+  %4 = mul{}(%2, %3) : float32[6, 6]
+  %5 = exp{a=0, b=0}(%4) : float32[6, 6]
+  %6 = neg{a=0, b=0}(%4) : float32[6, 6]
+  %7 = add{}(%5, %6) : float32[6, 6]
+  return %7
+})");
+  const ScopedEnv env = forced_post_ops();
+  EXPECT_EQ(run_pass(matmul_epilogue, g), canonical(g));
+  EXPECT_EQ(run_pass(matmul_epilogue, text(R"(
+graph @main(%0: data float32[6, 8], %1: data float32[8, 6]) {
+  %2 = MM(%0, %1) : float32[6, 6]
+  %3 = constant{dtype=float32, weak=false, f=0.5, i=0}() : float32[]
+  %4 = mul{}(%2, %3) : float32[6, 6]
+  %5 = softmax{axis=1}(%4) : float32[6, 6]
+  %6 = exp{a=0, b=0}(%4) : float32[6, 6]
+  return %5, %6
+})")),
+            canonical(R"(
+graph @main(%0: data float32[6, 8], %1: data float32[8, 6]) {
+  %2 = matmul_fused{trans_a=false, trans_b=false, has_bias=false, post_kind=[2], post_ops="mul", post_a=[0.5], post_b=[0]}(%0, %1) : float32[6, 6]
+  %3 = softmax{axis=1}(%2) : float32[6, 6]
+  %4 = exp{a=0, b=0}(%2) : float32[6, 6]
+  return %3, %4
+})"));
+}
+
 // Where the kernel would run the chain after the product (oneDNN's gemm-based matmul: CPUs
 // without AVX-512, such as the bench machine), the pass leaves it to the fusion pass, which
 // makes the chain one kernel instead of one pass per op after the GEMM.
