@@ -21,6 +21,8 @@ packages=(
   # model files: MindIR (our protobuf schema), ONNX import/export (Debian's precompiled ONNX
   # schema) and its conformance test cases (python3-onnx generates them)
   libprotobuf-dev protobuf-compiler libonnx-dev python3-onnx
+  # encrypted MindIR files: AES-GCM from OpenSSL's libcrypto
+  libssl-dev
   # .npz archives (libzip); the fuzzers: clang with libFuzzer and the sanitizer runtimes (a
   # recommends of clang that --no-install-recommends would skip)
   libzip-dev clang libclang-rt-14-dev

@@ -72,16 +72,20 @@ LoadedModel trace_model(const ModelFn& fn, const std::vector<Tensor>& example_in
 
 void export_mindir(const ModelFn& fn, const std::vector<Tensor>& example_inputs, const std::string& path,
                    const ExportOptions& options) {
-  write_mindir(trace_model(fn, example_inputs, nullptr, options), path);
+  write_mindir(trace_model(fn, example_inputs, nullptr, options), path, options.key);
 }
 
 void export_mindir(nn::Cell& cell, const ModelFn& fn, const std::vector<Tensor>& example_inputs,
                    const std::string& path, const ExportOptions& options) {
-  write_mindir(trace_model(fn, example_inputs, &cell, options), path);
+  write_mindir(trace_model(fn, example_inputs, &cell, options), path, options.key);
 }
 
-void save_mindir(const GraphCell& cell, const std::string& path) { write_mindir(cell.model(), path); }
+void save_mindir(const GraphCell& cell, const std::string& path, const std::optional<ModelKey>& key) {
+  write_mindir(cell.model(), path, key);
+}
 
-GraphCell load_mindir(const std::string& path) { return GraphCell(read_mindir(path)); }
+GraphCell load_mindir(const std::string& path, const std::optional<ModelKey>& key) {
+  return GraphCell(read_mindir(path, key));
+}
 
 }  // namespace spore::io

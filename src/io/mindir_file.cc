@@ -8,6 +8,7 @@
 
 #include "io/mindir.pb.h"
 #include "io/mindir_graph.h"
+#include "io/model_cipher.h"
 #include "io/tensor_section.h"
 #include "ir/error.h"
 #include "spore/error.h"
@@ -97,7 +98,7 @@ size_t num_results(const ir::Graph& g) {
 
 }  // namespace
 
-void write_mindir(const LoadedModel& m, const std::string& path) {
+void write_mindir(const LoadedModel& m, const std::string& path, const std::optional<ModelKey>& key) {
   const std::string where = detail::cat("[save_mindir] ", path, ":");
   write_atomically(path, "[save_mindir]", [&](FileWriter& w) {
     check_model(m, where);
@@ -157,6 +158,13 @@ void write_mindir(const LoadedModel& m, const std::string& path) {
     h.section_size = offset;
     h.message_crc = crc32_of({reinterpret_cast<const std::byte*>(msg.data()), msg.size()});
     const auto hb = encode(h);
+    // Encrypted: the container's header, the whole file above as its ciphertext, the tag.
+    std::optional<ModelEncryptor> enc;
+    if (key) {
+      enc.emplace(*key, h.section_offset + h.section_size, "[save_mindir]");
+      w.write_raw(enc->header());
+      w.encrypt_with(&*enc);
+    }
     w.write(hb);
     w.write({reinterpret_cast<const std::byte*>(msg.data()), msg.size()});
     w.pad_to_alignment();
@@ -165,16 +173,29 @@ void write_mindir(const LoadedModel& m, const std::string& path) {
       w.pad_to_alignment();
     }
     SPORE_CHECK(w.position() == h.section_offset + h.section_size, where, " internal: section size");
+    if (enc) {
+      w.encrypt_with(nullptr);
+      w.write_raw(enc->finish());
+    }
   });
 }
 
-LoadedModel read_mindir(const std::string& path) {
+LoadedModel read_mindir(const std::string& path, const std::optional<ModelKey>& key) {
   const std::string where = detail::cat("[load_mindir] ", path, ":");
   transforms::register_ir_ops();  // the graph names its ops; a fresh process has not traced any yet
   // Shared by every loaded tensor: the weights stay in the mapping (no copy; the kernel pages
-  // them in from the page cache) until the last tensor viewing them is gone.
-  auto mapping = std::make_shared<MappedFile>(path);
-  const MappedFile& file = *mapping;
+  // them in from the page cache) until the last tensor viewing them is gone. An encrypted
+  // file is decrypted into memory instead, and the tensors view that.
+  std::shared_ptr<ModelBytes> mapping;
+  if (file_is_encrypted_model(path)) {
+    SPORE_CHECK(key.has_value(), where, " the file is encrypted (AES-GCM); give its key (--key, or the key argument of ",
+                "load_mindir / ModelFile::open)");
+    mapping = decrypt_model_file(path, *key);
+  } else {
+    SPORE_CHECK(!key.has_value(), where, " a key was given but the file is not encrypted; load it without one");
+    mapping = std::make_shared<MappedFile>(path);
+  }
+  const ModelBytes& file = *mapping;
   const auto b = file.bytes();
   SPORE_CHECK(b.size() >= kHeaderSize, where, " the file is truncated: ", b.size(),
               " bytes, but a MindIR file starts with a ", kHeaderSize, "-byte header");

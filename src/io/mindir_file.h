@@ -4,9 +4,11 @@
 // message (io/mindir.proto), then the 64-byte-aligned raw tensor section. Every reader and
 // writer of models goes through LoadedModel; these two are the MindIR ones.
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "io/loaded_model.h"
+#include "spore/io/model_key.h"
 
 namespace spore::io {
 
@@ -16,11 +18,14 @@ inline constexpr uint32_t kMindirFormatVersion = 1;
 /// Reads and checks a MindIR file: every size, offset, count, reference and checksum is checked
 /// before it is used; a bad file throws spore::Error naming the file and the problem.
 /// metadata gets "format" = "mindir", "producer", "producer_version" and the file's own entries.
-LoadedModel read_mindir(const std::string& path);
+/// An encrypted file (io/model_cipher.h) needs its `key` and is decrypted into memory; a key
+/// given for a plain file is an error.
+LoadedModel read_mindir(const std::string& path, const std::optional<ModelKey>& key = std::nullopt);
 
 /// Writes `m` atomically (an existing file is replaced only by a complete new one). State
-/// tensors must match the graph's state inputs in number, dtype and shape.
-void write_mindir(const LoadedModel& m, const std::string& path);
+/// tensors must match the graph's state inputs in number, dtype and shape. With `key` the file
+/// is written in the encrypted form, streamed through AES-GCM.
+void write_mindir(const LoadedModel& m, const std::string& path, const std::optional<ModelKey>& key = std::nullopt);
 
 /// For tests and debugging: the graph message of a MindIR file's bytes in protobuf text format,
 /// and the file's bytes with that message replaced by `text` (offsets and checksums of the

@@ -90,7 +90,7 @@ std::string detect_format(const std::string& path) {
   char head[8] = {};
   in.read(head, sizeof head);
   const auto n = static_cast<size_t>(in.gcount());
-  if (n == 8 && std::memcmp(head, "SPOREMIR", 8) == 0) return "mindir";
+  if (n == 8 && (std::memcmp(head, "SPOREMIR", 8) == 0 || std::memcmp(head, "SPOREENC", 8) == 0)) return "mindir";
   SPORE_CHECK(!(n >= 6 && std::memcmp(head, "\x93NUMPY", 6) == 0), "[model] '", path,
               "' is a .npy tensor file, not a model; models are MindIR (.mindir) or ONNX (.onnx) files");
   // An ONNX file is a bare protobuf ModelProto: no magic, but it starts with a field tag. Its
@@ -107,13 +107,15 @@ ModelFile::~ModelFile() = default;
 ModelFile::ModelFile(ModelFile&&) noexcept = default;
 ModelFile& ModelFile::operator=(ModelFile&&) noexcept = default;
 
-ModelFile ModelFile::open(const std::string& path) {
+ModelFile ModelFile::open(const std::string& path, const std::optional<ModelKey>& key) {
   SPORE_CHECK(std::filesystem::is_regular_file(path), "[model] '", path, "' is not a readable file");
   transforms::register_ir_ops();  // the readers resolve op names through the IR's op table
   auto impl = std::make_unique<Impl>();
   impl->path = path;
   impl->format = detect_format(path);
-  impl->m = impl->format == "mindir" ? read_mindir(path) : import_onnx(path);
+  SPORE_CHECK(!key.has_value() || impl->format == "mindir", "[model] a key was given for '", path,
+              "', an ONNX file; only MindIR files are encrypted");
+  impl->m = impl->format == "mindir" ? read_mindir(path, key) : import_onnx(path);
   const LoadedModel& m = impl->m;
   SPORE_CHECK(m.graph != nullptr && m.input_names.size() == m.num_data && m.state.size() == m.state_names.size() &&
                   m.num_data + m.state.size() == m.graph->params().size(),
@@ -264,9 +266,11 @@ void ModelFile::optimize() {
   impl_->jit = std::make_shared<transforms::JitCore>("model");
 }
 
-void ModelFile::save(const std::string& path) const {
+void ModelFile::save(const std::string& path, const std::optional<ModelKey>& key) const {
   const std::string ext = std::filesystem::path(path).extension().string();
-  if (ext == ".mindir") return write_mindir(impl_->m, path);
+  if (ext == ".mindir") return write_mindir(impl_->m, path, key);
+  SPORE_CHECK(!key.has_value() || ext != ".onnx", "[model] cannot encrypt '", path,
+              "': ONNX files have no encrypted form; write a .mindir file to encrypt it");
   if (ext == ".onnx") return export_onnx(impl_->m, path);
   throw Error("[model] cannot tell the format to write from '" + path +
               "': name the file .mindir (MindIR) or .onnx (ONNX)");

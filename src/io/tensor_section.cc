@@ -14,6 +14,7 @@
 #include <filesystem>
 
 #include "io/atomic_file.h"
+#include "io/model_cipher.h"
 #include "spore/error.h"
 
 namespace spore::io {
@@ -58,7 +59,7 @@ MappedFile::~MappedFile() {
   if (data_ != nullptr) ::munmap(data_, size_);
 }
 
-void FileWriter::write(std::span<const std::byte> bytes) {
+void FileWriter::write_raw(std::span<const std::byte> bytes) {
   const auto* p = reinterpret_cast<const char*>(bytes.data());
   size_t n = bytes.size();
   while (n > 0) {
@@ -67,8 +68,13 @@ void FileWriter::write(std::span<const std::byte> bytes) {
     SPORE_CHECK(k > 0, "cannot write ", path_, ": ", std::strerror(errno), "; check the free disk space");
     p += k;
     n -= static_cast<size_t>(k);
-    pos_ += static_cast<uint64_t>(k);
   }
+}
+
+void FileWriter::write(std::span<const std::byte> bytes) {
+  if (enc_ != nullptr) enc_->update(bytes, [&](std::span<const std::byte> c) { write_raw(c); });
+  else write_raw(bytes);
+  pos_ += bytes.size();
 }
 
 void FileWriter::pad_to_alignment() {

@@ -3,14 +3,18 @@
 // file whose header or graph-message checksum does not match, which would stop the fuzzer at the
 // checksums; so the harness recomputes both (when the header's placement is in bounds) and the
 // protobuf parser, the graph rebuild and every semantic check see the mutated bytes. Tensor
-// checksums are left as they are: they guard plain data. Seeds: tests/fuzz/corpus/mindir.
+// checksums are left as they are: they guard plain data. Encrypted files (SPOREENC) are read
+// with the fixed key of the encrypted seed (kFuzzKey): mutations reach the container's header
+// checks and the AES-GCM tag check. Seeds: tests/fuzz/corpus/mindir.
 #include <unistd.h>
 
 #include <cstdio>
 #include <cstring>
+#include <optional>
 #include <string>
 
 #include "io/mindir_file.h"
+#include "spore/io/model_key.h"
 #include "io/tensor_section.h"
 #include "spore/error.h"
 #include "transforms/ir_bridge.h"
@@ -46,13 +50,17 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static const bool registered = (spore::transforms::register_ir_ops(), true);
   (void)registered;
   std::string bytes(reinterpret_cast<const char*>(data), size);
-  fix_checksums(bytes);
+  const bool encrypted = size >= 8 && std::memcmp(data, "SPOREENC", 8) == 0;
+  if (!encrypted) fix_checksums(bytes);
   FILE* f = std::fopen(temp_path().c_str(), "wb");
   if (f == nullptr) __builtin_trap();
   std::fwrite(bytes.data(), 1, bytes.size(), f);
   std::fclose(f);
   try {
-    const spore::io::LoadedModel m = spore::io::read_mindir(temp_path());
+    static const spore::io::ModelKey kFuzzKey =
+        spore::io::ModelKey::from_hex("000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f");
+    const spore::io::LoadedModel m =
+        spore::io::read_mindir(temp_path(), encrypted ? std::optional(kFuzzKey) : std::nullopt);
     volatile uint8_t sink = 0;
     for (const auto& t : m.state) {
       const auto* p = static_cast<const uint8_t*>(t.data_ptr());

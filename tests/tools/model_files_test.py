@@ -155,6 +155,35 @@ def test_compare(tmp):
         check(min(l["cosine"] for l in json.loads(lo.stdout)["layers"]) > 0.99, "bfloat16 emulation is far off")
 
 
+def test_encrypted(tmp):
+    """ONNX -> encrypted MindIR (--out-key), run with the key (hex and @FILE): the same outputs
+    as the plain file; without the key, or with another, a clear error."""
+    key = "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f"
+    (tmp / "model.key").write_text(key + "\n")
+    enc = tmp / "deep_enc.mindir"
+    if not run("convert", tmp / "deep_a.onnx", enc, "--out-key", key).returncode == 0:
+        return
+    check(enc.read_bytes()[:8] == b"SPOREENC", "convert --out-key did not write an encrypted file")
+    run("run", tmp / "deep_a.mindir", "--input", tmp / "deep_in.npy", "--output-dir", tmp / "plain_out")
+    run("run", enc, "--input", tmp / "deep_in.npy", "--output-dir", tmp / "enc_out", "--key", "@" + str(tmp / "model.key"))
+    outs = sorted((tmp / "plain_out").glob("*.npy"))
+    check(len(outs) == 1 and all(np.array_equal(np.load(f), np.load(tmp / "enc_out" / f.name)) for f in outs),
+          "the encrypted model's outputs differ from the plain one's")
+    info = run("info", enc, "--key", key, "--json")
+    if info.returncode == 0:
+        check(json.loads(info.stdout)["format"] == "mindir", f"info of the encrypted file: {info.stdout}")
+    for args, needle in [(("info", enc), "the file is encrypted (AES-GCM); give its key"),
+                         (("info", enc, "--key", key.replace("00", "ff", 1)), "the key is wrong or the file was modified"),
+                         (("info", enc, "--key", "12345"), "--key: [model key] the key has 5 characters"),
+                         (("convert", enc, tmp / "x.onnx", "--key", key, "--out-key", key), "ONNX files have no encrypted form")]:
+        p = run(*args, ok=False)
+        check(p.returncode == 1 and needle in p.stderr and "internal error" not in p.stderr,
+              f"spore {' '.join(map(str, args))}: exit {p.returncode}, expected 1 and {needle!r} in: {p.stderr.strip()[-400:]}")
+    # The key never shows in an error message.
+    bad = run("info", enc, "--key", key.replace("00", "ff", 1), ok=False)
+    check(key[2:] not in bad.stderr, "an error message shows the key")
+
+
 def test_errors(tmp):
     a = tmp / "deep_a.onnx"
     cases = [
@@ -182,6 +211,7 @@ with tempfile.TemporaryDirectory() as d:
     tmp = pathlib.Path(d)
     test_real_models(tmp)
     test_compare(tmp)
+    test_encrypted(tmp)
     test_errors(tmp)
 
 for f in failures:

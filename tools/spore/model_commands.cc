@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <sstream>
 
 #include <spore/io/compare.h>
@@ -31,6 +32,17 @@ std::string one_model(const Flags& f, const char* command) {
   SPORE_CHECK(f.positional().size() == 1, "spore ", command, ": give exactly one model file (got ",
               f.positional().size(), " positional arguments); see spore ", command, " --help");
   return f.positional()[0];
+}
+
+// `--key HEX` or `--key @FILE`: the AES-GCM key of encrypted MindIR files (spore/io/model_key.h).
+constexpr const char* kKeyHelp = "key of an encrypted MindIR file: 32/48/64 hex digits, or @FILE holding them";
+std::optional<io::ModelKey> key_of(const Flags& f, const std::string& flag = "key") {
+  if (!f.has(flag)) return std::nullopt;
+  try {
+    return io::ModelKey::from_flag(f.str(flag));
+  } catch (const Error& e) {
+    throw Error(std::string("--") + flag + ": " + e.what());
+  }
 }
 
 Mode mode_of(const Flags& f, const std::string& flag) {
@@ -119,11 +131,12 @@ std::string with_commas(int64_t v) {
 int info_command(const std::vector<std::string>& args) {
   Flags f("info", {{"ir", false, "print the graph's IR text", ""},
                    {"json", false, "print one JSON object", ""},
+                   {"key", true, kKeyHelp, ""},
                    {"help", false, "show this help", ""}});
   f.parse(args);
-  if (wants_help(f, "usage: spore info MODEL [--ir] [--json]\nMODEL is a MindIR (.mindir) or ONNX (.onnx) file."))
+  if (wants_help(f, "usage: spore info MODEL [--ir] [--json] [--key K]\nMODEL is a MindIR (.mindir) or ONNX (.onnx) file."))
     return 0;
-  const ModelFile m = ModelFile::open(one_model(f, "info"));
+  const ModelFile m = ModelFile::open(one_model(f, "info"), key_of(f));
   if (f.has("ir")) {
     std::fputs(m.ir_text().c_str(), stdout);
     return 0;
@@ -173,12 +186,13 @@ int run_command(const std::vector<std::string>& args) {
                   {"mode", true, "graph (compiled) or pynative (eager)", "graph"},
                   {"repeat", true, "run N times and print latency statistics as JSON", "0"},
                   {"warmup", true, "untimed runs before --repeat", "3"},
+                  {"key", true, kKeyHelp, ""},
                   {"help", false, "show this help", ""}});
   f.parse(args);
   if (wants_help(f, "usage: spore run MODEL --input NAME=FILE ... [--output-dir DIR] [--mode graph|pynative] "
-                    "[--repeat N]"))
+                    "[--repeat N] [--key K]"))
     return 0;
-  const ModelFile m = ModelFile::open(one_model(f, "run"));
+  const ModelFile m = ModelFile::open(one_model(f, "run"), key_of(f));
   const Mode mode = mode_of(f, "mode");
   const std::vector<Tensor> inputs = read_inputs(m, f.all("input"), "run");
   const int64_t repeat = f.integer("repeat", 0, 1000000);
@@ -213,16 +227,18 @@ int run_command(const std::vector<std::string>& args) {
 
 int convert_command(const std::vector<std::string>& args) {
   Flags f("convert", {{"optimize", false, "run the graph passes before saving", ""},
+                      {"key", true, "key of IN when it is an encrypted MindIR file (hex, or @FILE)", ""},
+                      {"out-key", true, "encrypt OUT (a .mindir file) with this key (hex, or @FILE)", ""},
                       {"help", false, "show this help", ""}});
   f.parse(args);
-  if (wants_help(f, "usage: spore convert IN OUT [--optimize]\nIN and OUT are .onnx or .mindir files; OUT's "
-                    "extension picks its format."))
+  if (wants_help(f, "usage: spore convert IN OUT [--optimize] [--key K] [--out-key K]\nIN and OUT are .onnx or "
+                    ".mindir files; OUT's extension picks its format. --out-key writes OUT encrypted (AES-GCM)."))
     return 0;
   SPORE_CHECK(f.positional().size() == 2, "spore convert: give IN and OUT (got ", f.positional().size(),
               " positional arguments)");
-  ModelFile m = ModelFile::open(f.positional()[0]);
+  ModelFile m = ModelFile::open(f.positional()[0], key_of(f));
   if (f.has("optimize")) m.optimize();
-  m.save(f.positional()[1]);
+  m.save(f.positional()[1], key_of(f, "out-key"));
   std::fprintf(stderr, "wrote %s\n", f.positional()[1].c_str());
   return 0;
 }
@@ -235,16 +251,21 @@ int compare_command(const std::vector<std::string>& args) {
                                             "intermediate rounded)", "float32"},
                       {"threshold", true, "a layer diverges when max|a-b| / max|a| exceeds this", "1e-4"},
                       {"json", false, "print one JSON object", ""},
+                      {"key", true, "key of A and B where they are encrypted MindIR files (hex, or @FILE)", ""},
                       {"help", false, "show this help", ""}});
   f.parse(args);
   if (wants_help(f, "usage: spore compare A B --input NAME=FILE ... [--mode-a M] [--mode-b M] [--precision-b P] "
-                    "[--threshold T] [--json]\nA and B may be the same file (Graph vs PyNative, float32 vs lower "
+                    "[--threshold T] [--json] [--key K]\nA and B may be the same file (Graph vs PyNative, float32 vs lower "
                     "precision). Exit status 1 when a layer diverges."))
     return 0;
   SPORE_CHECK(f.positional().size() == 2, "spore compare: give two model files A and B (got ", f.positional().size(),
               " positional arguments)");
-  const ModelFile a = ModelFile::open(f.positional()[0]);
-  const ModelFile b = ModelFile::open(f.positional()[1]);
+  // One key for both: it decrypts whichever of A and B is encrypted.
+  auto open = [&](const std::string& path) {
+    return ModelFile::open(path, io::file_is_encrypted_model(path) ? key_of(f) : std::nullopt);
+  };
+  const ModelFile a = open(f.positional()[0]);
+  const ModelFile b = open(f.positional()[1]);
   const std::vector<Tensor> inputs = read_inputs(a, f.all("input"), "compare");
   const std::string prec = f.choice("precision-b", {"float32", "float16", "bfloat16"});
   const DType storage = prec == "float16" ? DType::Float16 : prec == "bfloat16" ? DType::BFloat16 : DType::Float32;
@@ -262,6 +283,7 @@ int bench_command(const std::vector<std::string>& args) {
                     {"mode", true, "graph or pynative", "graph"},
                     {"repeat", true, "timed runs per setting", "20"},
                     {"warmup", true, "untimed runs per setting", "3"},
+                    {"key", true, kKeyHelp, ""},
                     {"help", false, "show this help", ""}});
   f.parse(args);
   if (wants_help(f, "usage: spore bench MODEL [--batch 1,16] [--threads 1,2] [--mode graph|pynative]\nPrints "
@@ -269,7 +291,7 @@ int bench_command(const std::vector<std::string>& args) {
                     "(samples/s)."))
     return 0;
   const auto t0 = std::chrono::steady_clock::now();
-  const ModelFile m = ModelFile::open(one_model(f, "bench"));
+  const ModelFile m = ModelFile::open(one_model(f, "bench"), key_of(f));
   std::printf("{\"model\": %s, \"load_ms\": %.3f}\n", io::json_string(m.path()).c_str(),
               std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
   auto list = [&](const std::string& flag, int64_t fallback) {

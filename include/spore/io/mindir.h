@@ -6,10 +6,12 @@
 // load_mindir gives back a GraphCell that runs, differentiates and fine-tunes like any Cell.
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "spore/io/graph_cell.h"
+#include "spore/io/model_key.h"
 #include "spore/nn/cell.h"
 #include "spore/tensor.h"
 
@@ -26,6 +28,9 @@ struct ExportOptions {
   std::string preprocessing;
   /// More free-form metadata.
   std::map<std::string, std::string> metadata;
+  /// Set: the file is written encrypted with AES-GCM under this key (docs/mindir.md,
+  /// "Encrypted form"); loading it then needs the same key.
+  std::optional<ModelKey> key;
 };
 
 /// A model function: data inputs in, results out.
@@ -43,11 +48,14 @@ void export_mindir(const ModelFn& fn, const std::vector<Tensor>& example_inputs,
 void export_mindir(nn::Cell& cell, const ModelFn& fn, const std::vector<Tensor>& example_inputs,
                    const std::string& path, const ExportOptions& options = {});
 
-/// Writes a loaded (perhaps fine-tuned) model with its current parameter and buffer values.
-void save_mindir(const GraphCell& cell, const std::string& path);
+/// Writes a loaded (perhaps fine-tuned) model with its current parameter and buffer values;
+/// with `key`, encrypted.
+void save_mindir(const GraphCell& cell, const std::string& path, const std::optional<ModelKey>& key = std::nullopt);
 
 /// Loads a MindIR file. Throws spore::Error naming the file and the problem for a missing,
-/// truncated, corrupted or newer-format file.
-GraphCell load_mindir(const std::string& path);
+/// truncated, corrupted or newer-format file, and for an encrypted file without its key or
+/// with a wrong one (AES-GCM's tag cannot tell a wrong key from a modified file). An encrypted
+/// file is read in pieces and decrypted into memory (not mapped).
+GraphCell load_mindir(const std::string& path, const std::optional<ModelKey>& key = std::nullopt);
 
 }  // namespace spore::io

@@ -7,10 +7,12 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
 
+#include "spore/io/model_key.h"
 #include "spore/mode.h"
 #include "spore/tensor.h"
 
@@ -50,8 +52,9 @@ Tensor read_tensor_file(const std::string& path);
 
 class ModelFile {
  public:
-  /// Reads `path` (MindIR or ONNX). Errors name the file and what is wrong with it.
-  static ModelFile open(const std::string& path);
+  /// Reads `path` (MindIR or ONNX). Errors name the file and what is wrong with it. An
+  /// encrypted MindIR file needs its `key` (spore/io/model_key.h).
+  static ModelFile open(const std::string& path, const std::optional<ModelKey>& key = std::nullopt);
   ~ModelFile();
   ModelFile(ModelFile&&) noexcept;
   ModelFile& operator=(ModelFile&&) noexcept;
@@ -81,8 +84,9 @@ class ModelFile {
 
   /// Runs the graph passes (SPORE_OPT_LEVEL, default O1) on the graph before saving or running.
   void optimize();
-  /// Writes MindIR (`.mindir`) or ONNX (`.onnx`), by the extension of `path`.
-  void save(const std::string& path) const;
+  /// Writes MindIR (`.mindir`) or ONNX (`.onnx`), by the extension of `path`; with `key`, an
+  /// encrypted MindIR file (ONNX has no encrypted form: an error).
+  void save(const std::string& path, const std::optional<ModelKey>& key = std::nullopt) const;
 
  private:
   struct Impl;
