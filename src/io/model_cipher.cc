@@ -82,10 +82,16 @@ class DecryptedBytes final : public ModelBytes {
 
 }  // namespace
 
+ModelKey::~ModelKey() {
+  if (!bytes.empty()) OPENSSL_cleanse(bytes.data(), bytes.size());
+}
+
 ModelKey ModelKey::from_bytes(std::vector<uint8_t> bytes) {
   SPORE_CHECK(bytes.size() == 16 || bytes.size() == 24 || bytes.size() == 32, "[model key] the key has ", bytes.size(),
               " bytes; AES-GCM takes 16, 24 or 32 (AES-128, -192, -256)");
-  return ModelKey{std::move(bytes)};
+  ModelKey k;
+  k.bytes = std::move(bytes);
+  return k;
 }
 
 ModelKey ModelKey::from_hex(std::string_view hex) {
@@ -106,15 +112,22 @@ ModelKey ModelKey::from_hex(std::string_view hex) {
                 " of the key is not a hex digit (0-9, a-f)");
     b.push_back(static_cast<uint8_t>(hi * 16 + lo));
   }
-  return from_bytes(std::move(b));
+  return from_bytes(std::move(b));  // moved: no copy of the key is left behind
 }
 
 ModelKey ModelKey::from_flag(const std::string& value) {
   if (value.empty() || value[0] != '@') return from_hex(value);
   const std::string path = value.substr(1);
-  std::ifstream in(path);
+  std::ifstream in(path, std::ios::binary);
   SPORE_CHECK(in.good(), "[model key] cannot read the key file '", path, "'");
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  // At most 257 bytes: a device or a huge file is refused, not read to its end.
+  std::string text(257, '\0');
+  in.read(text.data(), static_cast<std::streamsize>(text.size()));
+  text.resize(static_cast<size_t>(in.gcount()));
+  struct Wipe {
+    std::string& s;
+    ~Wipe() { OPENSSL_cleanse(s.data(), s.size()); }
+  } wipe{text};
   SPORE_CHECK(text.size() <= 256, "[model key] the key file '", path, "' has ", text.size(),
               " bytes; it holds one key as 32, 48 or 64 hex digits");
   try {

@@ -112,6 +112,10 @@ OneCycleLR::OneCycleLR(Optimizer& opt, std::vector<double> max_lrs, int64_t tota
       }
     SPORE_CHECK(!momentum_option_.empty(), "[OneCycleLR] cycle_momentum needs an optimizer with momentum or beta1; ",
                 opt.name(), " has neither: set cycle_momentum = false");
+    const double top = momentum_option_ == "beta1" ? std::nextafter(1.0, 0.0) : INFINITY;
+    SPORE_CHECK(o.base_momentum >= 0 && o.base_momentum <= top && o.max_momentum >= 0 && o.max_momentum <= top,
+                "[OneCycleLR] base_momentum ", o.base_momentum, " and max_momentum ", o.max_momentum, " must be in [0, ",
+                top, momentum_option_ == "beta1" ? ") for " : "] for ", opt.name(), "'s ", momentum_option_);
     for (size_t g = 0; g < opt.num_groups(); ++g)
       SPORE_CHECK(momentum_option_ != "momentum" || opt.option("momentum", g) != 0, "[OneCycleLR] cycle_momentum sets ",
                   opt.name(), "'s momentum, but group ", g, " was built with momentum 0 (no momentum buffer): build it ",

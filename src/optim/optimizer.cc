@@ -224,8 +224,14 @@ void Optimizer::load_state_dict(const std::vector<std::pair<std::string, Tensor>
   std::vector<Tensor> lrs;
   for (size_t g = 0; g < groups_.size(); ++g) lrs.push_back(ops::scalar_tensor(groups_[g].lr_value, DType::Float64));
   std::vector<std::map<std::string, Tensor>> scheduled_values(groups_.size());
+  // Scheduled options start at their current values: a checkpoint written before they were
+  // saved (they came with OneCycleLR's momentum) lacks them, and loads keeping these.
+  std::set<std::string> optional_keys;
   for (size_t g = 0; g < groups_.size(); ++g)
-    for (const std::string& n : scheduled_) scheduled_values[g][n] = ops::scalar_tensor(0.0, DType::Float64);
+    for (const std::string& n : scheduled_) {
+      scheduled_values[g][n] = groups_[g].scheduled.at(n).clone();
+      optional_keys.insert(std::to_string(g) + "." + n);
+    }
   for (size_t g = 0; g < groups_.size(); ++g) {
     targets[std::to_string(g) + ".lr"] = &lrs[g];
     for (const std::string& n : scheduled_) targets[std::to_string(g) + "." + n] = &scheduled_values[g].at(n);
@@ -248,7 +254,7 @@ void Optimizer::load_state_dict(const std::vector<std::pair<std::string, Tensor>
                 shape_str(dst.shape()), "; load the state of an optimizer built on the same parameters");
   }
   for (const auto& [k, t] : targets)
-    SPORE_CHECK(given.count(k), "[", name_, ".load_state_dict] missing entry '", k, "' (", given.size(), " of ",
+    SPORE_CHECK(given.count(k) || optional_keys.count(k), "[", name_, ".load_state_dict] missing entry '", k, "' (", given.size(), " of ",
                 targets.size(), " entries given); the state_dict is from an optimizer with other groups or options");
   for (const auto& [k, t] : sd) {
     if (k.size() < 3 || k.compare(k.size() - 3, 3, ".lr") != 0) continue;

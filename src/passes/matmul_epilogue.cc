@@ -44,7 +44,9 @@ std::vector<std::vector<char>> read_outside_fusion(const ir::Graph& g) {
 bool foldable_product(const ir::Graph& g, const ir::Node& mm) {
   if (mm.op() != "matmul" || mm.outputs().size() != 1 || mm.inputs().size() < 2 || mm.inputs().size() > 3) return false;
   const auto* t = std::get_if<ir::TensorType>(&mm.outputs()[0]);
-  if (!t || (t->dtype != ir::DType::Float32 && t->dtype != ir::DType::BFloat16) || t->shape.size() < 2) return false;
+  if (!t || (t->dtype != ir::DType::Float32 && t->dtype != ir::DType::BFloat16) || t->shape.size() < 2 ||
+      t->shape.size() > static_cast<size_t>(prims::kMaxEpilogueRank))
+    return false;
   for (size_t i = 0; i < 2; ++i) {
     const auto* it = std::get_if<ir::TensorType>(&g.type_of(mm.inputs()[i]));
     if (!it || it->shape.size() < 2) return false;
@@ -91,8 +93,11 @@ size_t kernel_fuses(const ir::Graph& g, const EpilogueChain& c) {
       if (is_symbolic(d)) d = 64;
     types.push_back(std::move(t));
   }
-  for (const KernelDef& k : prims::matmul_fused_primitive().kernels[static_cast<int>(DeviceType::CPU)])
-    if (!k.supports || k.supports(attrs.get(), types)) return k.fused_post_ops ? k.fused_post_ops(attrs.get(), types) : 0;
+  try {
+    for (const KernelDef& k : prims::matmul_fused_primitive().kernels[static_cast<int>(DeviceType::CPU)])
+      if (!k.supports || k.supports(attrs.get(), types)) return k.fused_post_ops ? k.fused_post_ops(attrs.get(), types) : 0;
+  } catch (const Error&) {  // a node the kernel cannot take stays unfused; a bad setting fails at prepare
+  }
   return 0;
 }
 
@@ -125,8 +130,9 @@ EpilogueChain chain_at(const ir::Graph& g, const ValueReaders& uses, const std::
     link += g.nodes()[c.nodes[node]]->op() == "clamp" ? 2 : 1;
   }
   truncate(g, c, link);
-  if (!c.links.empty() && !outside[c.nodes.back()][0]) truncate(g, c, 0);
   if (!c.links.empty()) truncate(g, c, kernel_fuses(g, c));
+  // After the kernel's cut: the end it keeps may be read only by the next (fusable) link.
+  if (!c.links.empty() && !outside[c.nodes.back()][0]) truncate(g, c, 0);
   return c;
 }
 

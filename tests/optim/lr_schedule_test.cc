@@ -95,6 +95,16 @@ TEST(LRSchedule, OneCycleCyclesMomentumOrBeta1) {
   EXPECT_EQ(no_cycle.momentum_option(), "");
   Adagrad ada(one_param());
   EXPECT_ERROR(OneCycleLR(ada, {1.0}, 10), "Adagrad has neither: set cycle_momentum = false");
+  // Momentum bounds are checked before any rate changes.
+  Adam adam3(one_param(), {.lr = 0.5});
+  EXPECT_ERROR(OneCycleLR(adam3, {1.0}, 10, {.max_momentum = 1.2}), "[OneCycleLR] base_momentum 0.85 and max_momentum 1.2");
+  EXPECT_EQ(adam3.lr(), 0.5);
+  // A checkpoint without the scheduled entries (written before they were saved) still loads.
+  auto sd = adam.state_dict();
+  std::erase_if(sd, [](const auto& e) { return e.first == "0.beta1"; });
+  Adam adam4(one_param());
+  adam4.load_state_dict(sd);
+  EXPECT_EQ(adam4.option("beta1"), 0.9);
   EXPECT_ERROR(sgd.set_option("dampening", 0.1), "'dampening' cannot be changed after construction");
   EXPECT_ERROR(adam.set_option("beta1", 1.5), "beta1 = 1.5 is out of range");
   EXPECT_ERROR(plain.set_option("momentum", 0.5), "was built with momentum = 0 and keeps no state for it");

@@ -71,7 +71,10 @@ TEST(GoldenIr, ThreeModelsAfterThePipeline) {
   const bool update = getenv("SPORE_UPDATE_GOLDEN") != nullptr;
   // The matmul epilogues a CPU with brgemm kernels (AVX-512) takes, on every CPU: without it
   // the pass forms none (passes/matmul_epilogue.h), and the IR would depend on the machine.
-  ::setenv("SPORE_MATMUL_POST_OPS", "always", 1);
+  struct Env {
+    Env() { ::setenv("SPORE_MATMUL_POST_OPS", "always", 1); }
+    ~Env() { ::unsetenv("SPORE_MATMUL_POST_OPS"); }
+  } env;
   for (const Model& m : models()) {
     SCOPED_TRACE(m.name);
     const ir::GraphPtr raw = spore::testing::trace_program(m.fn, m.inputs).graph;
@@ -92,7 +95,6 @@ TEST(GoldenIr, ThreeModelsAfterThePipeline) {
     codegen::register_fused_ir_op();
     EXPECT_EQ(ir::print_graph(*ir::parse_graph(want.str())), want.str());
   }
-  ::unsetenv("SPORE_MATMUL_POST_OPS");
 }
 
 }  // namespace

@@ -103,6 +103,14 @@ graph @main(%0: data float32[8, 8], %1: buffer float32[8, 8]) {
   return %5 updates %1
 })");
   EXPECT_EQ(run_pass(matmul_epilogue, clamp), canonical(clamp));
+  // A result of rank 9: more than an epilogue runs over (kMaxEpilogueRank); left as it is.
+  const std::string rank9 = text(R"(
+graph @main(%0: data float32[1, 1, 1, 1, 1, 1, 1, 2, 8], %1: data float32[8, 8]) {
+  %2 = MM(%0, %1) : float32[1, 1, 1, 1, 1, 1, 1, 2, 8]
+  %3 = relu{a=0, b=0}(%2) : float32[1, 1, 1, 1, 1, 1, 1, 2, 8]
+  return %3
+})");
+  EXPECT_EQ(run_pass(matmul_epilogue, rank9), canonical(rank9));
 }
 
 // A chain whose end only ops the fusion pass takes read is left to it: the fusion group that

@@ -286,7 +286,7 @@ int bench_command(const std::vector<std::string>& args) {
                     {"key", true, kKeyHelp, ""},
                     {"help", false, "show this help", ""}});
   f.parse(args);
-  if (wants_help(f, "usage: spore bench MODEL [--batch 1,16] [--threads 1,2] [--mode graph|pynative]\nPrints "
+  if (wants_help(f, "usage: spore bench MODEL [--batch 1,16] [--threads 1,2] [--mode graph|pynative] [--key K]\nPrints "
                     "one JSON line with the load time, then one per setting: latency (min/median/p90 ms) and throughput "
                     "(samples/s)."))
     return 0;

@@ -13,6 +13,14 @@ namespace spore::io {
 struct ModelKey {
   std::vector<uint8_t> bytes;
 
+  ModelKey() = default;
+  ModelKey(const ModelKey&) = default;
+  ModelKey(ModelKey&&) = default;
+  ModelKey& operator=(const ModelKey&) = default;
+  ModelKey& operator=(ModelKey&&) = default;
+  /// Wipes the key bytes (OPENSSL_cleanse) so they do not linger in freed memory.
+  ~ModelKey();
+
   /// From raw bytes; throws spore::Error unless there are 16, 24 or 32.
   static ModelKey from_bytes(std::vector<uint8_t> bytes);
   /// From hex text (32, 48 or 64 hex digits; surrounding whitespace is ignored), as the

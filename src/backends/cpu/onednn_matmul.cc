@@ -257,7 +257,7 @@ class MatmulKernel final : public PreparedKernel {
         if (const auto bad = std::find_if(p.operands.begin(), p.operands.end(),
                                           [&](const PostOpPlan::Operand& o) { return !operands_match_one(o, in); });
             bad != p.operands.end()) {
-          limit = post_op_reading(bad->input);
+          limit = std::min(limit - 1, post_op_reading(bad->input));
           continue;
         }
         // A fresh attribute: copying a dnnl::primitive_attr shares its handle.
