@@ -17,14 +17,8 @@
 namespace spore {
 namespace {
 
-std::string read_all(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
-}
-void write_all(const std::string& path, const std::string& bytes) {
-  std::ofstream f(path, std::ios::binary | std::ios::trunc);
-  f.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-}
+using testing::read_all;
+using testing::write_all;
 
 const io::ModelKey& key256() {
   static const io::ModelKey k = io::ModelKey::from_hex("000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f");

@@ -18,14 +18,8 @@
 namespace spore {
 namespace {
 
-std::string read_all(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
-}
-void write_all(const std::string& path, const std::string& bytes) {
-  std::ofstream f(path, std::ios::binary | std::ios::trunc);
-  f.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-}
+using testing::read_all;
+using testing::write_all;
 
 // A small model with one weight (so the tensor section is not empty).
 std::string good_file() {

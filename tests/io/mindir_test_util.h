@@ -6,6 +6,8 @@
 #include <cmath>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <string>
 #include <unistd.h>
 
@@ -20,6 +22,16 @@ inline std::string temp_model_path(const std::string& name) {
   const fs::path dir = fs::temp_directory_path() / ("spore_mindir_test_" + std::to_string(::getpid()));
   fs::create_directories(dir);
   return (dir / name).string();
+}
+
+/// A whole file's bytes, and writing them back (the corrupt-file tests).
+inline std::string read_all(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
+}
+inline void write_all(const std::string& path, const std::string& bytes) {
+  std::ofstream f(path, std::ios::binary | std::ios::trunc);
+  f.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
 }
 
 /// Same shape, dtype and bytes (NaNs equal when their bits are).
