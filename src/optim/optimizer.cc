@@ -176,6 +176,15 @@ Tensor Optimizer::option_as(size_t group, const std::string& name, DType dtype) 
   return ops::cast(groups_[group].scheduled.at(name), dtype);
 }
 
+void Optimizer::check_scheduled(const std::string& name, double value, size_t g, const char* caller) const {
+  const Schedulable& s = schedulable_.at(name);
+  SPORE_CHECK(value >= s.lo && value <= s.hi, "[", name_, ".", caller, "] ", name, " = ", value,
+              " is out of range; it must be in [", s.lo, ", ", s.hi, "]");
+  SPORE_CHECK(!s.keep_zero || value == 0 || groups_[g].built.at(name) != 0, "[", name_, ".", caller, "] group ", g,
+              " was built with ", name, " = 0 and keeps no state for it; build the optimizer with ", name,
+              " > 0 to change it later");
+}
+
 void Optimizer::set_option(const std::string& name, double value, size_t group) {
   const auto it = schedulable_.find(name);
   SPORE_CHECK(it != schedulable_.end(), "[", name_, ".set_option] '", name, "' cannot be changed after construction",
@@ -187,16 +196,9 @@ void Optimizer::set_option(const std::string& name, double value, size_t group) 
                                    }());
   SPORE_CHECK(group == SIZE_MAX || group < groups_.size(), "[", name_, ".set_option] group ", group,
               " does not exist; there are ", groups_.size());
-  const Schedulable& s = it->second;
-  SPORE_CHECK(value >= s.lo && value <= s.hi, "[", name_, ".set_option] ", name, " = ", value,
-              " is out of range; it must be in [", s.lo, ", ", s.hi, "]");
   // Every group is checked before any changes.
-  for (size_t g = 0; g < groups_.size(); ++g) {
-    if (group != SIZE_MAX && g != group) continue;
-    SPORE_CHECK(!s.keep_zero || value == 0 || groups_[g].built.at(name) != 0,
-                "[", name_, ".set_option] group ", g, " was built with ", name, " = 0 and keeps no state for it; ",
-                "build the optimizer with ", name, " > 0 to change it later");
-  }
+  for (size_t g = 0; g < groups_.size(); ++g)
+    if (group == SIZE_MAX || g == group) check_scheduled(name, value, g, "set_option");
   for (size_t g = 0; g < groups_.size(); ++g) {
     if (group != SIZE_MAX && g != group) continue;
     groups_[g].options[name] = value;
@@ -270,13 +272,7 @@ void Optimizer::load_state_dict(const std::vector<std::pair<std::string, Tensor>
   for (const auto& [k, t] : sd)
     if (temporaries.count(targets.at(k))) ops::copy_(*targets.at(k), t);
   for (size_t g = 0; g < groups_.size(); ++g)
-    for (const std::string& n : scheduled_) {
-      const double v = scheduled_values[g].at(n).item<double>();
-      const Schedulable& s = schedulable_.at(n);
-      SPORE_CHECK(v >= s.lo && v <= s.hi && (!s.keep_zero || v == 0 || groups_[g].built.at(n) != 0), "[", name_,
-                  ".load_state_dict] entry '", g, ".", n, "' is ", v, ", which this optimizer cannot take (range [",
-                  s.lo, ", ", s.hi, "], ", groups_[g].built.at(n), " at construction); the state_dict is from another optimizer or corrupted");
-    }
+    for (const std::string& n : scheduled_) check_scheduled(n, scheduled_values[g].at(n).item<double>(), g, "load_state_dict");
   for (const auto& [k, t] : sd)
     if (!temporaries.count(targets.at(k))) ops::copy_(*targets.at(k), t);
   for (size_t g = 0; g < groups_.size(); ++g) {

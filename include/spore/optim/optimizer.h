@@ -126,6 +126,8 @@ class Optimizer {
     double lo, hi;
     bool keep_zero;
   };
+  // A value a scheduled option of group `g` may take (set_option, load_state_dict).
+  void check_scheduled(const std::string& name, double value, size_t g, const char* caller) const;
   std::string name_;
   std::vector<std::string> scheduled_;
   std::map<std::string, Schedulable> schedulable_;

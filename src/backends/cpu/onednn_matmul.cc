@@ -255,7 +255,7 @@ class MatmulKernel final : public PreparedKernel {
         tried = p.mapped;
         // An operand not laid out as described at this stride pattern: stop before its post-op.
         if (const auto bad = std::find_if(p.operands.begin(), p.operands.end(),
-                                          [&](const PostOpPlan::Operand& o) { return !operands_match_one(o, in); });
+                                          [&](const PostOpPlan::Operand& o) { return !operand_matches(o, in); });
             bad != p.operands.end()) {
           limit = std::min(limit - 1, post_op_reading(bad->input));
           continue;
@@ -287,12 +287,6 @@ class MatmulKernel final : public PreparedKernel {
         limit = tried - 1;
       }
     }
-  }
-
-  static bool operands_match_one(const PostOpPlan::Operand& o, std::span<const Buffer> in) {
-    PostOpPlan one;
-    one.operands.push_back(o);
-    return operands_match(one, in);
   }
 
   MatmulAttrs attrs_;

@@ -132,11 +132,14 @@ PostOpPlan map_post_ops(const prims::PostOpList& a, const prims::Epilogue& ep, s
   return p;
 }
 
+bool operand_matches(const PostOpPlan::Operand& o, std::span<const Buffer> in) {
+  const Buffer& b = in[o.input];
+  return o.channels_last ? is_channels_last(b) : b.contiguous();
+}
+
 bool operands_match(const PostOpPlan& p, std::span<const Buffer> in) {
-  for (const PostOpPlan::Operand& o : p.operands) {
-    const Buffer& b = in[o.input];
-    if (!(o.channels_last ? is_channels_last(b) : b.contiguous())) return false;
-  }
+  for (const PostOpPlan::Operand& o : p.operands)
+    if (!operand_matches(o, in)) return false;
   return true;
 }
 

@@ -40,7 +40,9 @@ struct PostOpPlan {
 PostOpPlan map_post_ops(const prims::PostOpList& a, const prims::Epilogue& ep, std::span<const TensorType> in,
                         const TensorType& out, size_t limit, bool allow_sum = true);
 
-/// True when every mapped operand buffer is laid out as map_post_ops described it.
+/// True when the operand's buffer is laid out as map_post_ops described it.
+bool operand_matches(const PostOpPlan::Operand& o, std::span<const Buffer> in);
+/// True when every mapped operand buffer is.
 bool operands_match(const PostOpPlan& p, std::span<const Buffer> in);
 
 }  // namespace spore::cpu::onednn
