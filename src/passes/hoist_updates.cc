@@ -11,6 +11,17 @@ namespace {
 // The most parameters one update node may write through its results (Adam with amsgrad writes
 // a parameter and four states).
 constexpr size_t kMaxWrites = 8;
+
+// True when every result of the node is a tensor of one element (a hyper-parameter's value).
+bool scalar_results(const ir::Node& nd) {
+  for (const ir::Type& t : nd.outputs()) {
+    const auto* tt = std::get_if<ir::TensorType>(&t);
+    if (!tt) return false;
+    for (const ir::Dim& d : tt->shape)
+      if (!d.is_const() || d.value() != 1) return false;
+  }
+  return true;
+}
 }  // namespace
 
 ir::GraphPtr hoist_updates(const ir::GraphPtr& g) {
@@ -46,6 +57,29 @@ ir::GraphPtr hoist_updates(const ir::GraphPtr& g) {
         for (int32_t j : reach[i]) add_reach(reach[d], j);
     }
   }
+  // Scalars of parameters alone that several updates share (a scheduled momentum cast to
+  // the parameters' dtype) go first of all: traced with the first update, after the whole
+  // backward, they would hold every update, and every weight gradient that goes with one, to the
+  // step's end, and with them the activations those gradients read.
+  std::vector<char> front(nodes.size(), 0);
+  for (int64_t k = 0; k < n; ++k) {
+    const auto i = static_cast<size_t>(k);
+    const ir::Node& nd = *nodes[i];
+    if (update[i] || !nd.subgraphs().empty() || !is_pure(nd) || !scalar_results(nd)) continue;
+    front[i] = std::all_of(nd.inputs().begin(), nd.inputs().end(), [&](ir::ValueRef v) {
+      return v.node == ir::ValueRef::kParam || front[static_cast<size_t>(v.node)];
+    });
+  }
+  // Only those an update reads (directly or through another such scalar) move; the rest keep
+  // their place.
+  std::vector<char> feeds_update(nodes.size(), 0);
+  for (int64_t k = n; k-- > 0;) {
+    const auto i = static_cast<size_t>(k);
+    front[i] = front[i] && feeds_update[i];
+    if (!update[i] && !front[i]) continue;
+    for (ir::ValueRef v : nodes[i]->inputs())
+      if (v.node != ir::ValueRef::kParam) feeds_update[static_cast<size_t>(v.node)] = 1;
+  }
   // The parameters each update node writes (through an output), and each parameter's readers.
   std::vector<std::vector<int32_t>> writes(nodes.size());
   for (const ir::Output& o : g->outputs())
@@ -67,12 +101,15 @@ ir::GraphPtr hoist_updates(const ir::GraphPtr& g) {
       const auto i = static_cast<size_t>(k);
       if (!update[i]) continue;
       int64_t a = anchor[i];
-      auto after = [&](int64_t d) { a = std::max(a, update[static_cast<size_t>(d)] ? anchor[static_cast<size_t>(d)] : d); };
+      auto after = [&](int64_t d) {
+        const auto di = static_cast<size_t>(d);
+        if (!front[di]) a = std::max(a, update[di] ? anchor[di] : d);
+      };
       for (ir::ValueRef v : nodes[i]->inputs())
         if (v.node != ir::ValueRef::kParam) after(v.node);
       for (int32_t j : writes[i])
         for (int64_t r : readers[static_cast<size_t>(j)]) {
-          if (r == k) continue;
+          if (r == k || front[static_cast<size_t>(r)]) continue;  // a front node reads it first
           // A later update node reading the old value: keep this one where it is relative to it.
           if (r > k && update[static_cast<size_t>(r)]) a = n;
           else if (r < k) after(r);
@@ -103,8 +140,10 @@ ir::GraphPtr hoist_updates(const ir::GraphPtr& g) {
   std::vector<std::vector<int64_t>> after_node(nodes.size() + 1);
   for (int64_t k = 0; k < n; ++k)
     if (update[static_cast<size_t>(k)]) after_node[static_cast<size_t>(std::min(anchor[static_cast<size_t>(k)], n - 1) + 1)].push_back(k);
+  for (int64_t k = 0; k < n; ++k)
+    if (front[static_cast<size_t>(k)]) emit(k);
   for (int64_t k = 0; k <= n; ++k) {
-    if (k > 0 && !update[static_cast<size_t>(k - 1)]) emit(k - 1);
+    if (k > 0 && !update[static_cast<size_t>(k - 1)] && !front[static_cast<size_t>(k - 1)]) emit(k - 1);
     for (int64_t u : after_node[static_cast<size_t>(k)]) emit(u);
   }
   return ed.finish();

@@ -110,5 +110,46 @@ graph @main(%0: data float32[4], %1: parameter float32[4]) {
   EXPECT_EQ(hoist_updates(wide), wide);
 }
 
+// A scheduled option read by every update (a momentum cast to float32 once, CSE'd) is traced
+// with the first update, after the whole backward. A scalar of parameters alone, it goes
+// first, so the updates still follow their gradients instead of waiting at the end with the
+// gradients' inputs.
+TEST(PassHoistUpdates, ASmallValueOfParametersAloneSharedByEveryUpdateGoesFirst) {
+  std::string params, grads, updates, outs;
+  for (int j = 1; j <= 9; ++j) {
+    const std::string p = std::to_string(j), g = std::to_string(20 + j), s = std::to_string(30 + j),
+                      u = std::to_string(40 + j);
+    params += ", %" + p + ": parameter float32[4]";
+    grads += "  %" + g + " = mul{}(%11, %" + p + ") : float32[4]\n";
+    updates += "  %" + s + " = mul{}(%" + g + ", %14) : float32[4]\n  %" + u + " = sub{}(%" + p + ", %" + s +
+               ") : float32[4]\n";
+    outs += ", %" + u + " updates %" + p;
+  }
+  const auto g = parse("graph @main(%0: data float32[4]" + params + ", %10: data float64[]) {\n" +
+                       "  %11 = neg{a=0, b=0}(%0) : float32[4]\n" + grads +
+                       "  %12 = exp{a=0, b=0}(%11) : float32[4]\n  %13 = exp{a=0, b=0}(%12) : float32[4]\n" +
+                       "  %14 = cast{dtype=float32}(%10) : float32[]\n" + updates + "  return %13" + outs + "\n}");
+  const ir::GraphPtr out = hoist_updates(g);
+  const auto& nodes = out->nodes();
+  ASSERT_EQ(nodes.size(), g->nodes().size());
+  EXPECT_EQ(nodes.front()->op(), "cast");
+  // Every update runs before the late backward work (the two exps, now last).
+  EXPECT_EQ(nodes[nodes.size() - 2]->op(), "exp");
+  EXPECT_EQ(nodes.back()->op(), "exp");
+  // Not a tensor, though: a value of parameters alone with more than one element keeps its
+  // place (it would only be live longer).
+  const auto big = parse(R"(
+graph @main(%0: data float32[4], %1: parameter float32[4], %2: data float64[4096]) {
+  %3 = neg{a=0, b=0}(%0) : float32[4]
+  %4 = cast{dtype=float32}(%2) : float32[4096]
+  %5 = sub{}(%1, %3) : float32[4]
+  return %4, %5 updates %1
+})");
+  const ir::GraphPtr big_out = hoist_updates(big);
+  ASSERT_EQ(big_out->nodes().size(), 3u);
+  EXPECT_EQ(big_out->nodes()[1]->op(), "sub");
+  EXPECT_EQ(big_out->nodes()[2]->op(), "cast");
+}
+
 }  // namespace
 }  // namespace spore::passes
