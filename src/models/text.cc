@@ -17,13 +17,23 @@ void check_ids(const char* model, const Tensor& ids, int64_t max_len) {
               "; build it with a larger max_len/block_size");
 }
 
+void check_pad_id(const char* model, int64_t pad_id, int64_t vocab_size) {
+  SPORE_CHECK(pad_id >= -1 && pad_id < vocab_size, "[", model, "] pad_id ", pad_id, " must be a token id in [0, ",
+              vocab_size, ") or -1 for no padding");
+}
+
+std::optional<int64_t> padding_row(int64_t pad_id) {
+  return pad_id >= 0 ? std::optional<int64_t>(pad_id) : std::nullopt;
+}
+
 }  // namespace
 
 TransformerClassifier::TransformerClassifier(int64_t vocab_size, int64_t num_classes, TextEncoderOptions o)
     : nn::UnaryCell("TransformerClassifier"), o_(o) {
   SPORE_CHECK(vocab_size > 0 && num_classes > 0 && o.num_layers > 0 && o.max_len > 0,
               "[TransformerClassifier] vocab_size, num_classes, num_layers and max_len must be positive");
-  embedding = std::make_unique<nn::Embedding>(vocab_size, o.d_model);
+  check_pad_id("TransformerClassifier", o.pad_id, vocab_size);
+  embedding = std::make_unique<nn::Embedding>(vocab_size, o.d_model, padding_row(o.pad_id));
   pos_embedding = nn::init::normal({1, o.max_len, o.d_model}, 0.0, 0.02);
   dropout = std::make_unique<nn::Dropout>(o.dropout);
   layers = std::make_unique<nn::CellList>();
@@ -42,16 +52,24 @@ Tensor TransformerClassifier::construct(const Tensor& ids) {
   check_ids("TransformerClassifier", ids, o_.max_len);
   Tensor h = (*embedding)(ids) + ops::slice(pos_embedding, 1, 0, ids.shape()[1]);
   h = (*dropout)(h);
-  for (size_t i = 0; i < layers->size(); ++i) h = layers->at<nn::TransformerEncoderLayer>(i)(h);
-  return (*fc)(ops::mean(h, {1}));
+  if (o_.pad_id < 0) {
+    for (size_t i = 0; i < layers->size(); ++i) h = layers->at<nn::TransformerEncoderLayer>(i)(h);
+    return (*fc)(ops::mean(h, {1}));
+  }
+  const Tensor pad = ops::equal(ids, ops::scalar_tensor(o_.pad_id, ids.dtype()));  // (N, T), true at padding
+  for (size_t i = 0; i < layers->size(); ++i) h = layers->at<nn::TransformerEncoderLayer>(i)(h, {}, pad);
+  // The mean over each sequence's own tokens.
+  const Tensor keep = ops::logical_not(pad).to(h.dtype()).unsqueeze(-1);  // (N, T, 1)
+  return (*fc)(ops::sum(h * keep, {1}) / ops::sum(keep, {1}));
 }
 
 LSTMClassifier::LSTMClassifier(int64_t vocab_size, int64_t num_classes, int64_t embed_dim, int64_t hidden_size,
-                               int64_t num_layers, bool bidirectional)
-    : nn::UnaryCell("LSTMClassifier") {
+                               int64_t num_layers, bool bidirectional, int64_t pad_id)
+    : nn::UnaryCell("LSTMClassifier"), pad_id_(pad_id) {
   SPORE_CHECK(vocab_size > 0 && num_classes > 0 && embed_dim > 0 && hidden_size > 0,
               "[LSTMClassifier] vocab_size, num_classes, embed_dim and hidden_size must be positive");
-  embedding = std::make_unique<nn::Embedding>(vocab_size, embed_dim);
+  check_pad_id("LSTMClassifier", pad_id, vocab_size);
+  embedding = std::make_unique<nn::Embedding>(vocab_size, embed_dim, padding_row(pad_id));
   lstm = std::make_unique<nn::LSTM>(
       embed_dim, hidden_size,
       nn::RNNOptions{.num_layers = num_layers, .batch_first = true, .bidirectional = bidirectional});
@@ -63,7 +81,9 @@ LSTMClassifier::LSTMClassifier(int64_t vocab_size, int64_t num_classes, int64_t 
 
 Tensor LSTMClassifier::construct(const Tensor& ids) {
   check_ids("LSTMClassifier", ids, 0);
-  const Tensor h_n = (*lstm)((*embedding)(ids)).h_n;  // (layers * dirs, N, H)
+  Tensor lengths;  // each sequence's count of real tokens; the padding follows them
+  if (pad_id_ >= 0) lengths = ops::sum(ops::not_equal(ids, ops::scalar_tensor(pad_id_, ids.dtype())).to(DType::Int64), {1});
+  const Tensor h_n = (*lstm)((*embedding)(ids), {}, {}, lengths).h_n;  // (layers * dirs, N, H)
   const auto& o = lstm->options();
   const int64_t layers = o.num_layers, dirs = o.bidirectional ? 2 : 1;
   // The last layer's final state; both directions side by side when bidirectional.
@@ -118,8 +138,8 @@ std::unique_ptr<TransformerClassifier> transformer_classifier(int64_t vocab_size
 }
 
 std::unique_ptr<LSTMClassifier> lstm_classifier(int64_t vocab_size, int64_t num_classes, int64_t embed_dim,
-                                                int64_t hidden_size) {
-  return std::make_unique<LSTMClassifier>(vocab_size, num_classes, embed_dim, hidden_size);
+                                                int64_t hidden_size, int64_t pad_id) {
+  return std::make_unique<LSTMClassifier>(vocab_size, num_classes, embed_dim, hidden_size, 1, false, pad_id);
 }
 
 std::unique_ptr<GPT> gpt(GPTOptions o) { return std::make_unique<GPT>(o); }

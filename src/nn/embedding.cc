@@ -6,12 +6,35 @@
 
 namespace spore::nn {
 
-Embedding::Embedding(int64_t n, int64_t d) : UnaryCell("Embedding"), num_embeddings(n), embedding_dim(d) {
+namespace {
+
+std::optional<int64_t> checked_padding_idx(int64_t n, std::optional<int64_t> p) {
+  if (!p) return p;
+  SPORE_CHECK(*p >= -n && *p < n, "[Embedding] padding_idx ", *p, " is outside [", -n, ", ", n,
+              ") for num_embeddings ", n);
+  return *p < 0 ? *p + n : *p;
+}
+
+}  // namespace
+
+Embedding::Embedding(int64_t n, int64_t d, std::optional<int64_t> padding_idx)
+    : UnaryCell("Embedding"), num_embeddings(n), embedding_dim(d), padding_idx(checked_padding_idx(n, padding_idx)) {
   SPORE_CHECK(n > 0 && d > 0, "[Embedding] num_embeddings and embedding_dim must be positive, got ", n, " and ", d);
   weight = init::normal({n, d});
+  if (this->padding_idx) {
+    Tensor row = ops::select(weight, 0, *this->padding_idx);  // a view: zeros the weight's row
+    ops::fill_(row, 0.0);
+  }
   register_parameter("weight", &weight);
 }
 
-Tensor Embedding::construct(const Tensor& indices) { return ops::embedding(weight, indices); }
+Tensor Embedding::construct(const Tensor& indices) {
+  const Tensor rows = ops::embedding(weight, indices);
+  if (!padding_idx) return rows;
+  // The padding rows' values pass through without a cotangent, so the padding row's gradient is
+  // zero (PyTorch skips it in the backward) whatever the value in it.
+  const Tensor pad = ops::equal(indices, ops::scalar_tensor(*padding_idx, indices.dtype())).unsqueeze(-1);
+  return ops::where(pad, ops::stop_gradient(rows), rows);
+}
 
 }  // namespace spore::nn

@@ -36,13 +36,38 @@ RNNBase::RNNBase(const char* name, int64_t input_size, int64_t hidden_size, int6
     }
 }
 
-std::vector<Tensor> RNNBase::run(const Tensor& x, const Tensor& h0, const Tensor& c0, bool lstm) {
+namespace {
+
+// (T, N, 1) bool: step t of sequence n is inside its length. Positions come from a cumulative
+// sum rather than arange(T), so a symbolic T or N traces too.
+Tensor step_mask(const RNNBase& cell, const Tensor& x, const Tensor& seq_length) {
+  const int64_t T = x.size(0), N = x.size(1);
+  SPORE_CHECK(seq_length.dim() == 1 && seq_length.size(0) == N && !is_floating(seq_length.dtype()) &&
+                  seq_length.dtype() != DType::Bool,
+              "[", cell.type_name(), "] seq_length has shape ", shape_str(seq_length.shape()), " and dtype ",
+              dtype_name(seq_length.dtype()), "; expected (", N, ",) integer lengths, one per sequence");
+  const Tensor len = seq_length.to(DType::Int64);
+  if (len.device().type != DeviceType::Meta && !is_symbolic(T)) {
+    for (int64_t v : len.to_vector<int64_t>())
+      SPORE_CHECK(v >= 0 && v <= T, "[", cell.type_name(), "] seq_length holds ", v, ", outside [0, ", T,
+                  "] for sequences of ", T, " steps");
+  }
+  const Tensor pos = ops::cumsum(ops::ones_like(ops::select(x, -1, 0)).to(DType::Int64), 0) - 1;  // (T, N)
+  return ops::less(pos, len.unsqueeze(0)).unsqueeze(-1);
+}
+
+}  // namespace
+
+std::vector<Tensor> RNNBase::run(const Tensor& x, const Tensor& h0, const Tensor& c0, const Tensor& seq_length,
+                                 bool lstm) {
   const int64_t dirs = o_.bidirectional ? 2 : 1, H = hidden_size_, N = x.size(1);
   const Shape state_shape{o_.num_layers * dirs, N, H};
   for (const Tensor* s : {&h0, &c0})
     SPORE_CHECK(!s->defined() || s->shape() == state_shape, "[", type_name(), "] initial state has shape ",
                 shape_str(s->shape()), "; expected ", shape_str(state_shape), " (layers * directions, batch, hidden)");
   const Tensor zeros = ops::zeros({N, H}, {x.dtype()});
+  const Tensor mask = seq_length.defined() ? step_mask(*this, x, seq_length) : Tensor();
+  const Tensor zero = ops::scalar_tensor(0, x.dtype());
   Tensor layer_in = x;
   std::vector<Tensor> hs, cs;
   for (int64_t l = 0; l < o_.num_layers; ++l) {
@@ -57,24 +82,36 @@ std::vector<Tensor> RNNBase::run(const Tensor& x, const Tensor& h0, const Tensor
       const Tensor h_init = h0.defined() ? ops::select(h0, 0, idx) : zeros;
       const Tensor c_init = c0.defined() ? ops::select(c0, 0, idx) : zeros;
       const int64_t G = gates_;
-      auto step = [&, G](const TensorTree& carry, const TensorTree& xt) {
+      const bool masked = mask.defined();
+      auto step = [&, G, masked](const TensorTree& carry, const TensorTree& xs) {
         const Tensor h = lstm ? carry[0].tensor() : carry.tensor();
+        const Tensor xt = masked ? xs[0].tensor() : xs.tensor();
         Tensor gh = ops::matmul(h, w_hh_t);
         if (b_hh.defined()) gh = gh + b_hh;
+        Tensor hn, cn;
         if (lstm) {
-          const auto g = ops::chunk(xt.tensor() + gh, G, -1);
-          const Tensor c = ops::sigmoid(g[1]) * carry[1].tensor() + ops::sigmoid(g[0]) * ops::tanh(g[2]);
-          const Tensor hn = ops::sigmoid(g[3]) * ops::tanh(c);
-          return std::make_pair(TensorTree{TensorTree(hn), TensorTree(c)}, TensorTree(hn));
+          const auto g = ops::chunk(xt + gh, G, -1);
+          cn = ops::sigmoid(g[1]) * carry[1].tensor() + ops::sigmoid(g[0]) * ops::tanh(g[2]);
+          hn = ops::sigmoid(g[3]) * ops::tanh(cn);
+        } else {
+          const auto a = ops::chunk(xt, G, -1), b = ops::chunk(gh, G, -1);
+          const Tensor r = ops::sigmoid(a[0] + b[0]), z = ops::sigmoid(a[1] + b[1]);
+          const Tensor n = ops::tanh(a[2] + r * b[2]);
+          hn = (1.0 - z) * n + z * h;
         }
-        const auto a = ops::chunk(xt.tensor(), G, -1), b = ops::chunk(gh, G, -1);
-        const Tensor r = ops::sigmoid(a[0] + b[0]), z = ops::sigmoid(a[1] + b[1]);
-        const Tensor n = ops::tanh(a[2] + r * b[2]);
-        const Tensor hn = (1.0 - z) * n + z * h;
-        return std::make_pair(TensorTree(hn), TensorTree(hn));
+        Tensor y = hn;
+        if (masked) {  // past a sequence's end: the state stays, the output is zero
+          const Tensor m = xs[1].tensor();
+          y = ops::where(m, hn, zero);
+          hn = ops::where(m, hn, h);
+          if (lstm) cn = ops::where(m, cn, carry[1].tensor());
+        }
+        if (lstm) return std::make_pair(TensorTree{TensorTree(hn), TensorTree(cn)}, TensorTree(y));
+        return std::make_pair(TensorTree(hn), TensorTree(y));
       };
       const TensorTree init = lstm ? TensorTree{TensorTree(h_init), TensorTree(c_init)} : TensorTree(h_init);
-      auto [carry, ys] = scan(step, init, TensorTree(gi), /*reverse=*/d == 1);
+      const TensorTree xs = masked ? TensorTree{TensorTree(gi), TensorTree(mask)} : TensorTree(gi);
+      auto [carry, ys] = scan(step, init, xs, /*reverse=*/d == 1);
       outs.push_back(ys.tensor());
       hs.push_back(lstm ? carry[0].tensor() : carry.tensor());
       if (lstm) cs.push_back(carry[1].tensor());
@@ -107,6 +144,13 @@ Layout to_time_major(const RNNBase& cell, const Tensor& x) {
 }
 
 Tensor state_in(const Tensor& s, bool unbatched) { return s.defined() && unbatched ? s.unsqueeze(1) : s; }
+// An unbatched input has one length, a 0-d tensor.
+Tensor lengths_in(const RNNBase& cell, const Tensor& seq_length, bool unbatched) {
+  if (!seq_length.defined() || !unbatched) return seq_length;
+  SPORE_CHECK(seq_length.dim() == 0, "[", cell.type_name(), "] seq_length for an unbatched input is one 0-d length, got shape ",
+              shape_str(seq_length.shape()));
+  return seq_length.unsqueeze(0);
+}
 Tensor state_out(const Tensor& s, bool unbatched) { return unbatched ? s.squeeze(1) : s; }
 Tensor output_out(const Tensor& y, const Layout& l) {
   return l.unbatched ? y.squeeze(1) : l.batch_first ? y.transpose(0, 1) : y;
@@ -116,17 +160,18 @@ Tensor output_out(const Tensor& y, const Layout& l) {
 
 LSTM::LSTM(int64_t input_size, int64_t hidden_size, RNNOptions o) : RNNBase("LSTM", input_size, hidden_size, 4, o) {}
 
-LSTM::Output LSTM::operator()(const Tensor& x, const Tensor& h0, const Tensor& c0) {
+LSTM::Output LSTM::operator()(const Tensor& x, const Tensor& h0, const Tensor& c0, const Tensor& seq_length) {
   const Layout l = to_time_major(*this, x);
-  auto r = run(l.x, state_in(h0, l.unbatched), state_in(c0, l.unbatched), true);
+  auto r = run(l.x, state_in(h0, l.unbatched), state_in(c0, l.unbatched), lengths_in(*this, seq_length, l.unbatched),
+               true);
   return {output_out(r[0], l), state_out(r[1], l.unbatched), state_out(r[2], l.unbatched)};
 }
 
 GRU::GRU(int64_t input_size, int64_t hidden_size, RNNOptions o) : RNNBase("GRU", input_size, hidden_size, 3, o) {}
 
-GRU::Output GRU::operator()(const Tensor& x, const Tensor& h0) {
+GRU::Output GRU::operator()(const Tensor& x, const Tensor& h0, const Tensor& seq_length) {
   const Layout l = to_time_major(*this, x);
-  auto r = run(l.x, state_in(h0, l.unbatched), Tensor(), false);
+  auto r = run(l.x, state_in(h0, l.unbatched), Tensor(), lengths_in(*this, seq_length, l.unbatched), false);
   return {output_out(r[0], l), state_out(r[1], l.unbatched)};
 }
 

@@ -125,6 +125,11 @@ void layer_cases(Writer& w, uint64_t& seed) {
     { nn::Embedding c(7, 3); conv(c);
       add_layer(w, seed, "Embedding", R"({"num_embeddings": 7, "embedding_dim": 3})", "unary", c, {rand_index({2, 5}, 7, seed++)},
                 [&](const std::vector<Tensor>& a) { return std::vector<Tensor>{c(a[0])}; }, opt); }
+    // padding_idx (negative, as torch allows): the row's value passes through, its gradient is zero.
+    { nn::Embedding c(7, 3, -2); conv(c); ops::copy_(c.weight, rnd({7, 3}, dt, seed));
+      add_layer(w, seed, "Embedding", R"({"num_embeddings": 7, "embedding_dim": 3, "padding_idx": -2})", "unary", c,
+                {ops::from_vector<int64_t>({5, 1, 5, 0, 3, 2, 5, 6, 4, 5}, {2, 5})},
+                [&](const std::vector<Tensor>& a) { return std::vector<Tensor>{c(a[0])}; }, opt); }
     for (const char* act : {"ReLU", "GELU", "Sigmoid", "Tanh", "SiLU", "LeakyReLU", "ELU", "Softplus", "Mish", "Hardswish"}) {
       std::unique_ptr<nn::UnaryCell> c;
       const std::string a = act;
@@ -200,6 +205,19 @@ void layer_cases(Writer& w, uint64_t& seed) {
       add_layer(w, seed, "GRU", kw, "gru", gru, {x, h0}, [&](const std::vector<Tensor>& a) {
         auto r = gru(a[0], a[1]);
         return std::vector<Tensor>{r.output, r.h_n};
+      }, opt);
+      // Padded batches: seq_length against torch's packed sequences (enforce_sorted=False).
+      // The GRU case puts h_n first, so the gradient flows from the final states.
+      const Tensor xp = bf ? rnd({3, 5, 3}, dt, seed) : rnd({5, 3, 3}, dt, seed);
+      const Tensor lengths = ops::from_vector<int64_t>({5, 2, 4}, {3});
+      const Tensor hp = rnd({layers * dirs, 3, 4}, dt, seed), cp = rnd({layers * dirs, 3, 4}, dt, seed);
+      add_layer(w, seed, "LSTM", kw, "lstm_packed", lstm, {xp, hp, cp, lengths}, [&](const std::vector<Tensor>& a) {
+        auto r = lstm(a[0], a[1], a[2], a[3]);
+        return std::vector<Tensor>{r.output, r.h_n, r.c_n};
+      }, opt);
+      add_layer(w, seed, "GRU", kw, "gru_packed", gru, {xp, hp, lengths}, [&](const std::vector<Tensor>& a) {
+        auto r = gru(a[0], a[1], a[2]);
+        return std::vector<Tensor>{r.h_n, r.output};
       }, opt);
     }
   }

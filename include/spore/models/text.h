@@ -24,6 +24,11 @@ struct TextEncoderOptions {
   int64_t dim_feedforward = 256;
   int64_t max_len = 512;  // longest sequence the position embedding covers
   double dropout = 0.1;
+  /// The padding token of right-padded batches (data::BatchPad's value); -1: none. Padding
+  /// positions are masked out of attention (a key padding mask) and of the mean, and the
+  /// embedding keeps the padding row at zeros, so a padded sequence classifies as it would alone.
+  /// Every sequence needs at least one token.
+  int64_t pad_id = -1;
 };
 
 /// Token + learned position embedding, post-norm encoder layers, mean over time, Dense:
@@ -45,15 +50,22 @@ class TransformerClassifier : public nn::UnaryCell {
 
 /// Embedding, LSTM (batch first), Dense on the last layer's final hidden state (both directions'
 /// concatenated when bidirectional): (N, T) ids -> (N, num_classes) logits.
+///
+/// With `pad_id` >= 0 the batch is right-padded with that token: each sequence's length is its
+/// count of other tokens, the LSTM runs each sequence to its own length (seq_length), and the
+/// embedding keeps the padding row at zeros.
 class LSTMClassifier : public nn::UnaryCell {
  public:
   LSTMClassifier(int64_t vocab_size, int64_t num_classes, int64_t embed_dim = 64, int64_t hidden_size = 128,
-                 int64_t num_layers = 1, bool bidirectional = false);
+                 int64_t num_layers = 1, bool bidirectional = false, int64_t pad_id = -1);
   Tensor construct(const Tensor& ids) override;
 
   std::unique_ptr<nn::Embedding> embedding;
   std::unique_ptr<nn::LSTM> lstm;
   std::unique_ptr<nn::Dense> fc;
+
+ private:
+  int64_t pad_id_;
 };
 
 struct GPTOptions {
@@ -70,6 +82,8 @@ struct GPTOptions {
 /// A GPT-style decoder: token + position embeddings, pre-norm causal self-attention blocks
 /// (nn::TransformerEncoderLayer with norm_first, GELU, a 4x MLP and a causal mask), a final
 /// LayerNorm and the LM head: (N, T) ids with T <= block_size -> (N, T, vocab_size) logits.
+/// Right-padded batches need no mask: causal attention never lets a real position see the
+/// padding after it; leave the padding out of the loss with cross_entropy's ignore_index.
 class GPT : public nn::UnaryCell {
  public:
   explicit GPT(GPTOptions o = {});
@@ -91,7 +105,7 @@ std::unique_ptr<TransformerClassifier> transformer_classifier(int64_t vocab_size
                                                               TextEncoderOptions o = {});
 /// `lstm_classifier(vocab, classes)`: a one-layer, one-direction LSTM classifier.
 std::unique_ptr<LSTMClassifier> lstm_classifier(int64_t vocab_size, int64_t num_classes, int64_t embed_dim = 64,
-                                                int64_t hidden_size = 128);
+                                                int64_t hidden_size = 128, int64_t pad_id = -1);
 /// `gpt({.vocab_size = 65, .block_size = 64})`: a small GPT (4 layers, width 128, tied head by default).
 std::unique_ptr<GPT> gpt(GPTOptions o = {});
 

@@ -5,6 +5,13 @@
 // init U(-1/sqrt(hidden), 1/sqrt(hidden)). Each layer and direction is one `scan` over time, so
 // under jit a one-layer network compiles to a single loop; the input projection for all steps
 // is one matmul outside the loop.
+//
+// Padded batches: `seq_length` (N,) integer lengths (MindSpore's argument; PyTorch packs the
+// sequence instead) gives each sequence its own length. Steps at t >= length keep the state
+// unchanged and output zeros, so h_n and c_n are each sequence's state after its last step and the
+// reverse direction starts at that step: what PyTorch computes from a packed sequence, without
+// the packing. Lengths are checked to lie in [0, T] when they have values (eagerly); under a trace
+// a longer one counts as T.
 #include <string>
 #include <vector>
 
@@ -31,9 +38,9 @@ class RNNBase : public Cell {
 
  protected:
   RNNBase(const char* name, int64_t input_size, int64_t hidden_size, int64_t gates, RNNOptions o);
-  /// Runs every layer; `lstm` picks the cell. x is time-major (T, N, F); h0/c0 (layers*dirs, N, H).
-  /// Returns output (T, N, dirs*H), h_n and (LSTM) c_n.
-  std::vector<Tensor> run(const Tensor& x, const Tensor& h0, const Tensor& c0, bool lstm);
+  /// Runs every layer; `lstm` picks the cell. x is time-major (T, N, F); h0/c0 (layers*dirs, N, H);
+  /// seq_length (N,) or undefined. Returns output (T, N, dirs*H), h_n and (LSTM) c_n.
+  std::vector<Tensor> run(const Tensor& x, const Tensor& h0, const Tensor& c0, const Tensor& seq_length, bool lstm);
 
   int64_t input_size_, hidden_size_, gates_;
   RNNOptions o_;
@@ -51,8 +58,8 @@ class LSTM : public RNNBase {
     Tensor h_n;     // (layers * dirs, N, hidden)
     Tensor c_n;
   };
-  /// h0 and c0 default to zeros.
-  Output operator()(const Tensor& x, const Tensor& h0 = {}, const Tensor& c0 = {});
+  /// h0 and c0 default to zeros; seq_length (N,) (0-d when unbatched) to T for every sequence.
+  Output operator()(const Tensor& x, const Tensor& h0 = {}, const Tensor& c0 = {}, const Tensor& seq_length = {});
 };
 
 /// Gated recurrent unit.
@@ -63,7 +70,7 @@ class GRU : public RNNBase {
     Tensor output;
     Tensor h_n;
   };
-  Output operator()(const Tensor& x, const Tensor& h0 = {});
+  Output operator()(const Tensor& x, const Tensor& h0 = {}, const Tensor& seq_length = {});
 };
 
 }  // namespace spore::nn
