@@ -12,8 +12,10 @@ namespace {
 // a parameter and four states).
 constexpr size_t kMaxWrites = 8;
 
-// True when every result of the node is a tensor of one element (a hyper-parameter's value).
+// True when the node has results and each is a tensor of one element (a hyper-parameter's
+// value, or any one-element value such as a single reduction of a weight).
 bool scalar_results(const ir::Node& nd) {
+  if (nd.outputs().empty()) return false;
   for (const ir::Type& t : nd.outputs()) {
     const auto* tt = std::get_if<ir::TensorType>(&t);
     if (!tt) return false;
@@ -57,15 +59,19 @@ ir::GraphPtr hoist_updates(const ir::GraphPtr& g) {
         for (int32_t j : reach[i]) add_reach(reach[d], j);
     }
   }
-  // Scalars of parameters alone that several updates share (a scheduled momentum cast to
-  // the parameters' dtype) go first of all: traced with the first update, after the whole
-  // backward, they would hold every update, and every weight gradient that goes with one, to the
-  // step's end, and with them the activations those gradients read.
+  // One-element values of graph inputs alone (of any role; through other such values) that are
+  // no update node themselves but that an update reads go first of all. The case: a scheduled
+  // momentum cast to the parameters' dtype once (CSE'd) and read by every update, so by more
+  // than one update node may serve. Traced with the first update, after the whole backward, it
+  // would hold every update, and every weight gradient that goes with one, to the step's end,
+  // and with them the activations those gradients read.
   std::vector<char> front(nodes.size(), 0);
   for (int64_t k = 0; k < n; ++k) {
     const auto i = static_cast<size_t>(k);
     const ir::Node& nd = *nodes[i];
-    if (update[i] || !nd.subgraphs().empty() || !is_pure(nd) || !scalar_results(nd)) continue;
+    // A fused group of scalars (fusion runs first at level 2) moves as its body would; is_pure
+    // looks into sub-graphs.
+    if (update[i] || !is_pure(nd) || !scalar_results(nd)) continue;
     front[i] = std::all_of(nd.inputs().begin(), nd.inputs().end(), [&](ir::ValueRef v) {
       return v.node == ir::ValueRef::kParam || front[static_cast<size_t>(v.node)];
     });

@@ -13,7 +13,9 @@ namespace spore::passes {
 /// arithmetic, unfused or fused. Each goes right after the last node it must follow: the
 /// producers of its inputs and, when it makes the new value of parameter j, every other reader
 /// of parameter j (so the value can still be written into j's buffer in place). Update nodes
-/// keep their relative order; every other node keeps its place. Top level only.
+/// keep their relative order. Pure one-element values computed from graph inputs alone (directly
+/// or through other such values) that an update reads go first of all (a scheduled momentum's
+/// float32 cast that every update reads); every other node keeps its place. Top level only.
 ir::GraphPtr hoist_updates(const ir::GraphPtr& g);
 
 }  // namespace spore::passes

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "pass_text.h"
+#include "passes/fuse.h"
 #include "passes/lower_plan.h"
 #include "runtime/plan.h"
 #include "spore/spore.h"
@@ -110,45 +111,105 @@ graph @main(%0: data float32[4], %1: parameter float32[4]) {
   EXPECT_EQ(hoist_updates(wide), wide);
 }
 
-// A scheduled option read by every update (a momentum cast to float32 once, CSE'd) is traced
-// with the first update, after the whole backward. A scalar of parameters alone, it goes
-// first, so the updates still follow their gradients instead of waiting at the end with the
-// gradients' inputs.
-TEST(PassHoistUpdates, ASmallValueOfParametersAloneSharedByEveryUpdateGoesFirst) {
+// A training step's shape: nine parameters, their gradients, late backward work (two exps) and
+// nine SGD updates that all read one scalar %14 of the graph input %10 (a scheduled momentum
+// cast to float32 once, CSE'd: read by more updates than one update node may serve, so it is
+// no update node itself). With `writer`, %15 overwrites %10 (the schedule's state) in place.
+// `hoisted` gives the order hoist_updates should make (the printer renumbers, so both texts
+// keep the input's value names): the scalar first, every update before the late work.
+std::string nine_updates(bool writer, bool hoisted) {
   std::string params, grads, updates, outs;
   for (int j = 1; j <= 9; ++j) {
     const std::string p = std::to_string(j), g = std::to_string(20 + j), s = std::to_string(30 + j),
                       u = std::to_string(40 + j);
     params += ", %" + p + ": parameter float32[4]";
-    grads += "  %" + g + " = mul{}(%11, %" + p + ") : float32[4]\n";
-    updates += "  %" + s + " = mul{}(%" + g + ", %14) : float32[4]\n  %" + u + " = sub{}(%" + p + ", %" + s +
-               ") : float32[4]\n";
+    const std::string grad = "  %" + g + " = mul{}(%11, %" + p + ") : float32[4]\n";
+    const std::string update = "  %" + s + " = mul{}(%" + g + ", %14) : float32[4]\n  %" + u + " = sub{}(%" + p +
+                               ", %" + s + ") : float32[4]\n";
+    grads += grad;
+    updates += update;
     outs += ", %" + u + " updates %" + p;
   }
-  const auto g = parse("graph @main(%0: data float32[4]" + params + ", %10: data float64[]) {\n" +
-                       "  %11 = neg{a=0, b=0}(%0) : float32[4]\n" + grads +
-                       "  %12 = exp{a=0, b=0}(%11) : float32[4]\n  %13 = exp{a=0, b=0}(%12) : float32[4]\n" +
-                       "  %14 = cast{dtype=float32}(%10) : float32[]\n" + updates + "  return %13" + outs + "\n}");
-  const ir::GraphPtr out = hoist_updates(g);
+  const std::string cast = "  %14 = cast{dtype=float32}(%10) : float32[]\n";
+  const std::string write = writer ? "  %15 = mul{}(%10, %10) : float64[]\n" : "";
+  const std::string late = "  %12 = exp{a=0, b=0}(%11) : float32[4]\n  %13 = exp{a=0, b=0}(%12) : float32[4]\n";
+  const std::string head = "graph @main(%0: data float32[4]" + params + ", %10: buffer float64[]) {\n";
+  const std::string ret = "  return %13" + outs + (writer ? ", %15 updates %10" : "") + "\n}";
+  // The gradients are update nodes too (only updates read them): they keep their order.
+  if (hoisted) return head + cast + write + "  %11 = neg{a=0, b=0}(%0) : float32[4]\n" + grads + updates + late + ret;
+  return head + "  %11 = neg{a=0, b=0}(%0) : float32[4]\n" + grads + late + write + cast + updates + ret;
+}
+
+int donated_slots(const std::string& text) {
+  std::vector<Tensor> args{ops::ones({4})};
+  for (int j = 1; j <= 9; ++j) args.push_back(ops::ones({4}) * static_cast<double>(j));
+  args.push_back(ops::scalar_tensor(0.9, DType::Float64));
+  const auto plan = lower_plan(*hoist_updates(parse(text)), args);
+  int donated = 0;
+  for (const auto& sl : plan->slots) donated += sl.kind == runtime::SlotKind::Donated;
+  return donated;
+}
+
+// Traced after the whole backward, the shared scalar held every update, and every weight
+// gradient that goes with one, to the step's end. A scalar of graph inputs alone, it goes first,
+// so each update follows its gradient; the parameters are still written in place.
+TEST(PassHoistUpdates, ASmallValueOfParametersAloneSharedByEveryUpdateGoesFirst) {
+  EXPECT_EQ(run_pass(hoist_updates, nine_updates(false, false)), canonical(nine_updates(false, true)));
+  EXPECT_EQ(donated_slots(nine_updates(false, false)), 9);
+}
+
+// A writer of the state that value reads goes right after it (the value reads the old state
+// first), not to the step's end, and still overwrites the state in place.
+TEST(PassHoistUpdates, AWriterOfAStateAFrontValueReadsFollowsThatValue) {
+  EXPECT_EQ(run_pass(hoist_updates, nine_updates(true, false)), canonical(nine_updates(true, true)));
+  EXPECT_EQ(donated_slots(nine_updates(true, false)), 10);
+}
+
+// A value of inputs alone with more than one element keeps its place, and the update reading
+// it stays after it (moved first, it would only be live longer); so does a scalar no update reads.
+TEST(PassHoistUpdates, OnlyOneElementValuesThatAnUpdateReadsGoFirst) {
+  const std::string in = R"(
+graph @main(%0: data float32[4], %1: parameter float32[4], %2: data float64[4], %3: data float64[]) {
+  %4 = neg{a=0, b=0}(%0) : float32[4]
+  %5 = exp{a=0, b=0}(%4) : float32[4]
+  %6 = cast{dtype=float32}(%2) : float32[4]
+  %7 = cast{dtype=float32}(%3) : float32[]
+  %8 = mul{}(%4, %6) : float32[4]
+  %9 = sub{}(%1, %8) : float32[4]
+  return %5, %6, %7, %9 updates %1
+})";
+  EXPECT_EQ(run_pass(hoist_updates, in), canonical(R"(
+graph @main(%0: data float32[4], %1: parameter float32[4], %2: data float64[4], %3: data float64[]) {
+  %4 = neg{a=0, b=0}(%0) : float32[4]
+  %5 = exp{a=0, b=0}(%4) : float32[4]
+  %6 = cast{dtype=float32}(%2) : float32[4]
+  %8 = mul{}(%4, %6) : float32[4]
+  %9 = sub{}(%1, %8) : float32[4]
+  %7 = cast{dtype=float32}(%3) : float32[]
+  return %5, %6, %7, %9 updates %1
+})"));
+}
+
+// At level 2 fusion runs first: a chain of scalar ops of the inputs becomes one fused group
+// (AdamW's 1 - lr * wd of a scheduled rate), which goes first as its body would.
+TEST(PassHoistUpdates, AFusedGroupOfScalarsGoesFirstToo) {
+  std::string text = nine_updates(false, false);
+  const std::string cast = "  %14 = cast{dtype=float32}(%10) : float32[]\n";
+  text.replace(text.find(cast), cast.size(),
+               "  %16 = neg{a=0, b=0}(%10) : float64[]\n  %17 = exp{a=0, b=0}(%16) : float64[]\n"
+               "  %14 = cast{dtype=float32}(%17) : float32[]\n");
+  const ir::GraphPtr fused = fuse_elementwise(parse(text));
+  const auto& before = fused->nodes();
+  const auto scalar_group = std::find_if(before.begin(), before.end(), [](const ir::NodePtr& nd) {
+    return nd->op() == "fused" && nd->subgraphs()[0]->nodes().size() == 2;
+  });
+  ASSERT_NE(scalar_group, before.end()) << ir::print_graph(*fused);
+  const ir::GraphPtr out = hoist_updates(fused);
   const auto& nodes = out->nodes();
-  ASSERT_EQ(nodes.size(), g->nodes().size());
-  EXPECT_EQ(nodes.front()->op(), "cast");
-  // Every update runs before the late backward work (the two exps, now last).
-  EXPECT_EQ(nodes[nodes.size() - 2]->op(), "exp");
-  EXPECT_EQ(nodes.back()->op(), "exp");
-  // Not a tensor, though: a value of parameters alone with more than one element keeps its
-  // place (it would only be live longer).
-  const auto big = parse(R"(
-graph @main(%0: data float32[4], %1: parameter float32[4], %2: data float64[4096]) {
-  %3 = neg{a=0, b=0}(%0) : float32[4]
-  %4 = cast{dtype=float32}(%2) : float32[4096]
-  %5 = sub{}(%1, %3) : float32[4]
-  return %4, %5 updates %1
-})");
-  const ir::GraphPtr big_out = hoist_updates(big);
-  ASSERT_EQ(big_out->nodes().size(), 3u);
-  EXPECT_EQ(big_out->nodes()[1]->op(), "sub");
-  EXPECT_EQ(big_out->nodes()[2]->op(), "cast");
+  ASSERT_EQ(nodes.size(), before.size());
+  EXPECT_EQ(nodes[0]->op(), "fused") << ir::print_graph(*out);
+  EXPECT_EQ(nodes[0]->subgraphs()[0]->nodes().size(), 2u);
+  EXPECT_EQ(nodes[1]->op(), "cast");  // and the cast of it, first before any other work
 }
 
 }  // namespace
