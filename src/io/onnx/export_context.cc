@@ -38,23 +38,29 @@ void tensor_to_proto(const Tensor& t, TensorProto& p) {
   p.mutable_raw_data()->assign(n ? static_cast<const char*>(c.data_ptr()) : "", n);
 }
 
-ExportContext::ExportContext(onnx::GraphProto& g, const ir::Graph& ir) : g_(g), ir_(ir) {
+ExportContext::ExportContext(onnx::GraphProto& g, const ir::Graph& ir)
+    : g_(g), ir_(ir), used_(std::make_shared<std::set<std::string>>()) {
   for (const auto& n : ir.nodes())
     for (const auto& v : n->inputs()) used_values_.insert(key(v));
   for (const auto& o : ir.outputs()) used_values_.insert(key(o.value));
 }
 
+ExportContext::ExportContext(onnx::GraphProto& g, const ir::Graph& ir, const ExportContext& parent)
+    : ExportContext(g, ir) {
+  used_ = parent.used_;
+}
+
 void ExportContext::reserve(const std::string& name) {
   SPORE_CHECK(!name.empty(), "[export_onnx] an input, initializer or output has an empty name");
-  SPORE_CHECK(used_.insert(name).second, "[export_onnx] the name '", name,
+  SPORE_CHECK(used_->insert(name).second, "[export_onnx] the name '", name,
               "' is used twice (inputs, state and outputs need distinct names)");
 }
 
 std::string ExportContext::unique(const std::string& base) {
-  if (used_.insert(base).second) return base;
+  if (used_->insert(base).second) return base;
   for (int k = 1;; ++k) {
     std::string s = base + "_" + std::to_string(k);
-    if (used_.insert(s).second) return s;
+    if (used_->insert(s).second) return s;
   }
 }
 
@@ -197,6 +203,19 @@ std::vector<int64_t> ExportContext::static_shape(const ir::TensorType& t, const 
   return s;
 }
 
+void set_value_type(onnx::ValueInfoProto& v, const ir::Type& type, const std::string& what) {
+  SPORE_CHECK(!ir::is_token(type), "[export_onnx] ", what, " is an ordering token, which ONNX cannot express");
+  const auto& t = std::get<ir::TensorType>(type);
+  auto* tt = v.mutable_type()->mutable_tensor_type();
+  tt->set_elem_type(onnx_dtype(t.dtype));
+  auto* shape = tt->mutable_shape();
+  for (const auto& d : t.shape) {
+    auto* dim = shape->add_dim();
+    if (d.is_const()) dim->set_dim_value(d.value());
+    else dim->set_dim_param(d.str());
+  }
+}
+
 void attr_i(onnx::NodeProto& n, const std::string& name, int64_t v) {
   auto* a = n.add_attribute();
   a->set_name(name);
@@ -229,6 +248,7 @@ const ExportTable& export_table() {
     add_nn_exports(x);
     add_reduce_exports(x);
     add_shape_exports(x);
+    add_control_flow_exports(x);
     return x;
   }();
   return t;

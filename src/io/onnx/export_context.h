@@ -5,6 +5,7 @@
 // and intermediate value is named after the IR node's scope and op ("layer1.0/conv1/conv",
 // ".../conv/pads"), so `spore compare` and Netron show the model's own structure.
 #include <map>
+#include <memory>
 #include <set>
 #include <string>
 #include <vector>
@@ -21,6 +22,12 @@ int32_t onnx_dtype(ir::DType t);
 class ExportContext {
  public:
   ExportContext(onnx::GraphProto& g, const ir::Graph& ir);
+  /// For a control-flow node's sub-graph `ir` written into `g` (a branch or loop body): value
+  /// names stay unique across the whole model, as ONNX requires of nested graphs.
+  ExportContext(onnx::GraphProto& g, const ir::Graph& ir, const ExportContext& parent);
+
+  /// The ONNX graph being written.
+  onnx::GraphProto& graph() { return g_; }
 
   /// Reserves `name` (graph inputs, initializers, graph outputs); an error when taken.
   void reserve(const std::string& name);
@@ -84,7 +91,7 @@ class ExportContext {
   int32_t index_ = 0;
   std::string base_;
   int part_ = 0;
-  std::set<std::string> used_;
+  std::shared_ptr<std::set<std::string>> used_;  // shared with the contexts of nested graphs
   std::set<std::pair<int32_t, int32_t>> used_values_;
   std::map<std::pair<int32_t, int32_t>, std::string> names_;
   std::map<std::pair<int32_t, int32_t>, std::string> preassigned_;
@@ -95,6 +102,9 @@ void attr_i(onnx::NodeProto& n, const std::string& name, int64_t v);
 void attr_f(onnx::NodeProto& n, const std::string& name, double v);
 void attr_s(onnx::NodeProto& n, const std::string& name, const std::string& v);
 void attr_ints(onnx::NodeProto& n, const std::string& name, const std::vector<int64_t>& v);
+
+/// Declares a graph input or output's type (symbolic dims as dim_param).
+void set_value_type(onnx::ValueInfoProto& v, const ir::Type& type, const std::string& what);
 
 /// Fills `p` (dims, type, raw little-endian data) from a tensor.
 void tensor_to_proto(const Tensor& t, onnx::TensorProto& p);
@@ -108,6 +118,7 @@ void add_elementwise_exports(ExportTable& t);
 void add_nn_exports(ExportTable& t);
 void add_reduce_exports(ExportTable& t);
 void add_shape_exports(ExportTable& t);
+void add_control_flow_exports(ExportTable& t);
 
 /// All export rules.
 const ExportTable& export_table();

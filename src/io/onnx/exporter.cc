@@ -36,14 +36,23 @@ void refuse_updates(const LoadedModel& m) {
   throw Error(os.str());
 }
 
-// Lists every node whose primitive has no ONNX form, all at once.
-void refuse_unsupported(const ir::Graph& g) {
+// The nodes whose primitive has no ONNX form, in `g` and its control flow's sub-graphs.
+void find_unsupported(const ir::Graph& g, const std::string& where,
+                      std::map<std::string, std::vector<std::string>>& missing) {
   const auto& table = onnx_detail::export_table();
-  std::map<std::string, std::vector<std::string>> missing;
   for (size_t k = 0; k < g.nodes().size(); ++k) {
     const ir::Node& n = *g.nodes()[k];
-    if (!table.count(n.op())) missing[n.op()].push_back(n.scope().empty() ? "node " + std::to_string(k) : n.scope());
+    const std::string at = n.scope().empty() ? where + "node " + std::to_string(k) : n.scope();
+    if (!table.count(n.op())) missing[n.op()].push_back(at);
+    else  // an exported if/while/scan writes its sub-graphs too
+      for (const auto& sub : n.subgraphs()) find_unsupported(*sub, at + " > ", missing);
   }
+}
+
+// Lists every node whose primitive has no ONNX form, all at once.
+void refuse_unsupported(const ir::Graph& g) {
+  std::map<std::string, std::vector<std::string>> missing;
+  find_unsupported(g, "", missing);
   if (missing.empty()) return;
   std::ostringstream os;
   os << "[export_onnx] " << missing.size() << " primitive(s) have no ONNX (opset 17) export: ";
@@ -56,19 +65,6 @@ void refuse_unsupported(const ir::Graph& g) {
     first = false;
   }
   throw Error(os.str());
-}
-
-void set_type(onnx::ValueInfoProto& v, const ir::Type& type, const std::string& what) {
-  SPORE_CHECK(!ir::is_token(type), "[export_onnx] ", what, " is an ordering token, which ONNX cannot express");
-  const auto& t = std::get<ir::TensorType>(type);
-  auto* tt = v.mutable_type()->mutable_tensor_type();
-  tt->set_elem_type(onnx_detail::onnx_dtype(t.dtype));
-  auto* shape = tt->mutable_shape();
-  for (const auto& d : t.shape) {
-    auto* dim = shape->add_dim();
-    if (d.is_const()) dim->set_dim_value(d.value());
-    else dim->set_dim_param(d.str());
-  }
 }
 
 std::string name_or(const std::vector<std::string>& names, size_t k, const std::string& def) {
@@ -115,7 +111,7 @@ std::string export_onnx_bytes(const LoadedModel& m) {
     c.bind({ir::ValueRef::kParam, static_cast<int32_t>(k)}, name);
     auto* v = gp.add_input();
     v->set_name(name);
-    set_type(*v, g.params()[k].type, "data input '" + name + "'");
+    onnx_detail::set_value_type(*v, g.params()[k].type, "data input '" + name + "'");
   }
   for (size_t k = 0; k < m.state.size(); ++k) {
     const std::string name = name_or(m.state_names, k, "state_");
@@ -163,7 +159,7 @@ std::string export_onnx_bytes(const LoadedModel& m) {
     }
     auto* vi = gp.add_output();
     vi->set_name(out_names[j]);
-    set_type(*vi, g.type_of(v), "graph output '" + out_names[j] + "'");
+    onnx_detail::set_value_type(*vi, g.type_of(v), "graph output '" + out_names[j] + "'");
   }
 
   std::string bytes;

@@ -1,0 +1,156 @@
+// SPDX-License-Identifier: Apache-2.0
+// ONNX export of control flow (the inverse of ops_control_flow.cc's import):
+//   if    -> If: the branches capture the node's operands from the outer scope by name.
+//   while -> Loop with no trip limit: the condition graph is written twice, once in the outer
+//            graph for the first test and once at the end of the body for the next one.
+//   scan  -> Scan: carries as state variables, xs as scan inputs; `reverse` walks the inputs and
+//            writes the outputs from the end (ONNX's directions 1), so ys stay indexed by position.
+// Sub-graphs are written with the same export table, so nested control flow and every exported
+// primitive work inside them. A while built for reverse mode (stacked residuals) is a training
+// graph and is refused.
+#include "io/onnx/export_context.h"
+#include "transforms/control_flow.h"
+
+namespace spore::io::onnx_detail {
+namespace {
+
+using transforms::ControlFlowAttrs;
+
+// Writes `body` into `gp`: its inputs are the existing names `inputs` (outer-scope values or
+// gp's declared inputs). Returns the names of its outputs in `c`'s graph (no Identity).
+std::vector<std::string> write_nodes(const ExportContext& parent, const ir::Graph& body, onnx::GraphProto& gp,
+                                     const std::vector<std::string>& inputs) {
+  ExportContext c(gp, body, parent);
+  for (size_t k = 0; k < inputs.size(); ++k) c.bind({ir::ValueRef::kParam, static_cast<int32_t>(k)}, inputs[k]);
+  const auto& table = export_table();
+  for (size_t k = 0; k < body.nodes().size(); ++k) {
+    const ir::Node& n = *body.nodes()[k];
+    c.begin(n, static_cast<int32_t>(k));
+    table.at(n.op())(c);
+  }
+  std::vector<std::string> outs;
+  for (const auto& o : body.outputs()) {
+    const std::string* s = c.name_of(o.value);
+    SPORE_CHECK(s != nullptr, "[export_onnx] a sub-graph output of '", parent.where(), "' has no ONNX equivalent");
+    outs.push_back(*s);
+  }
+  return outs;
+}
+
+// Declares `name` of type `t` as an input of `gp`.
+void declare_input(onnx::GraphProto& gp, const std::string& name, const ir::Type& t) {
+  auto* v = gp.add_input();
+  v->set_name(name);
+  set_value_type(*v, t, "sub-graph input '" + name + "'");
+}
+
+// Makes `src` an output of `gp` under a fresh name (an ONNX graph's outputs are its own values,
+// never an input or an outer-scope name passed through).
+void declare_output(ExportContext& c, onnx::GraphProto& gp, const std::string& src, const ir::Type& t,
+                    const std::string& what) {
+  const std::string name = c.tmp(what);
+  auto* n = gp.add_node();
+  n->set_name(name + "/Identity");
+  n->set_op_type("Identity");
+  n->add_input(src);
+  n->add_output(name);
+  auto* v = gp.add_output();
+  v->set_name(name);
+  set_value_type(*v, t, "sub-graph output '" + name + "'");
+}
+
+onnx::GraphProto& graph_attr(onnx::NodeProto& n, const std::string& name, const std::string& graph_name) {
+  auto* a = n.add_attribute();
+  a->set_name(name);
+  a->set_type(onnx::AttributeProto::GRAPH);
+  a->mutable_g()->set_name(graph_name);
+  return *a->mutable_g();
+}
+
+std::vector<std::string> operand_names(const ExportContext& c, size_t first) {
+  std::vector<std::string> v;
+  for (size_t i = first; i < c.num_inputs(); ++i) v.push_back(c.in(i));
+  return v;
+}
+
+void export_if(ExportContext& c) {
+  const auto& g = c.node().subgraphs();
+  SPORE_CHECK(g.size() == 2, "[export_onnx] ", c.where(), " has ", g.size(), " branches; expected 2");
+  const std::vector<std::string> operands = operand_names(c, 1);
+  std::vector<std::string> outs;
+  for (size_t i = 0; i < c.node().outputs().size(); ++i) outs.push_back(c.out(i));
+  onnx::NodeProto& n = c.add("If", {c.in(0)}, outs);
+  const char* names[] = {"then_branch", "else_branch"};
+  for (size_t b = 0; b < 2; ++b) {
+    onnx::GraphProto& gp = graph_attr(n, names[b], c.tmp(b ? "else" : "then"));
+    const auto results = write_nodes(c, *g[b], gp, operands);
+    for (size_t j = 0; j < results.size(); ++j)
+      declare_output(c, gp, results[j], c.node().outputs()[j], std::string(b ? "else" : "then") + "/out_" + std::to_string(j));
+  }
+}
+
+void export_while(ExportContext& c) {
+  const auto& a = c.attrs<ControlFlowAttrs>();
+  if (a.stack)
+    c.fail("is a while loop built for reverse mode (it stacks its residuals for the backward pass); ONNX graphs run "
+           "inference: export the forward function, not its gradient");
+  const auto& g = c.node().subgraphs();  // {cond, body}
+  const std::vector<std::string> init = operand_names(c, 0);
+  // The first test, in the outer graph.
+  const std::string first = write_nodes(c, *g[0], c.graph(), init).at(0);
+  std::vector<std::string> outs;
+  for (size_t i = 0; i < c.node().outputs().size(); ++i) outs.push_back(c.out(i));
+  std::vector<std::string> loop_in{"", first};
+  loop_in.insert(loop_in.end(), init.begin(), init.end());
+  onnx::NodeProto& n = c.add("Loop", loop_in, outs);
+  onnx::GraphProto& gp = graph_attr(n, "body", c.tmp("body"));
+  const std::string iter = c.tmp("body/iteration"), cond_in = c.tmp("body/cond_in");
+  declare_input(gp, iter, ir::TensorType{ir::DType::Int64, false, {}, ""});
+  declare_input(gp, cond_in, ir::TensorType{ir::DType::Bool, false, {}, ""});
+  std::vector<std::string> carries;
+  for (size_t k = 0; k < init.size(); ++k) {
+    carries.push_back(c.tmp("body/carry_" + std::to_string(k)));
+    declare_input(gp, carries.back(), c.in_type(k));
+  }
+  const std::vector<std::string> next = write_nodes(c, *g[1], gp, carries);
+  const std::string again = write_nodes(c, *g[0], gp, next).at(0);
+  declare_output(c, gp, again, ir::TensorType{ir::DType::Bool, false, {}, ""}, "body/cond_out");
+  for (size_t k = 0; k < next.size(); ++k) declare_output(c, gp, next[k], c.in_type(k), "body/out_" + std::to_string(k));
+}
+
+void export_scan(ExportContext& c) {
+  const auto& a = c.attrs<ControlFlowAttrs>();
+  const ir::Graph& body = *c.node().subgraphs().at(0);
+  const size_t carries = static_cast<size_t>(a.num_carry), xs = c.num_inputs() - carries;
+  if (xs == 0)
+    c.fail("scans no sequence (a fixed count of " + std::to_string(a.length) +
+           " steps); ONNX's Scan needs at least one scanned input");
+  std::vector<std::string> outs;
+  for (size_t i = 0; i < c.node().outputs().size(); ++i) outs.push_back(c.out(i));
+  onnx::NodeProto& n = c.add("Scan", operand_names(c, 0), outs);
+  attr_i(n, "num_scan_inputs", static_cast<int64_t>(xs));
+  const size_t ys = body.outputs().size() - carries;
+  if (a.reverse) {
+    attr_ints(n, "scan_input_directions", std::vector<int64_t>(xs, 1));
+    if (ys > 0) attr_ints(n, "scan_output_directions", std::vector<int64_t>(ys, 1));
+  }
+  onnx::GraphProto& gp = graph_attr(n, "body", c.tmp("body"));
+  std::vector<std::string> in;
+  for (size_t k = 0; k < body.params().size(); ++k) {
+    in.push_back(c.tmp("body/in_" + std::to_string(k)));
+    declare_input(gp, in.back(), body.params()[k].type);
+  }
+  const std::vector<std::string> results = write_nodes(c, body, gp, in);
+  for (size_t j = 0; j < results.size(); ++j)
+    declare_output(c, gp, results[j], body.type_of(body.outputs()[j].value), "body/out_" + std::to_string(j));
+}
+
+}  // namespace
+
+void add_control_flow_exports(ExportTable& t) {
+  t["if"] = &export_if;
+  t["while"] = &export_while;
+  t["scan"] = &export_scan;
+}
+
+}  // namespace spore::io::onnx_detail
