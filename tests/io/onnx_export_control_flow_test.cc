@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// ONNX export of control flow: cond -> If, while_loop -> Loop, scan -> Scan (and the recurrent
+// ONNX export of control flow: cond -> If, switch_case -> nested Ifs, while_loop -> Loop, scan -> Scan (and the recurrent
 // layers built on scan), nested. Each model is exported, validated by python3-onnx's checker,
 // imported back and run on inputs that take different paths / trip counts than the example the
 // trace saw, matching the eager results.
@@ -36,6 +36,27 @@ TEST(OnnxExportControlFlow, CondBecomesIfAndTakesEitherBranch) {
   auto [check, back] = round_trip(m, {pos}, {f(pos)}, 1e-6, "cond_pos");
   EXPECT_TRUE(check.has("If")) << check.ops;
   round_trip(m, {neg}, {f(neg)}, 1e-6, "cond_neg");
+}
+
+// switch_case over three branches: indices below and above the range clamp to the ends.
+TEST(OnnxExportControlFlow, SwitchBecomesNestedIfsThatClampTheIndex) {
+  auto f = [](const Tensor& i, const Tensor& x) {
+    return switch_case(i,
+                       {[](const TensorTree& o) { return TensorTree(o.tensor() * 2.0); },
+                        [](const TensorTree& o) { return TensorTree(o.tensor() - 1.0); },
+                        [](const TensorTree& o) { return TensorTree(exp(o.tensor())); }},
+                       TensorTree(x))
+        .tensor();
+  };
+  const io::LoadedModel m =
+      trace([&](const std::vector<Tensor>& in) { return std::vector<Tensor>{f(in[0], in[1])}; },
+            {scalar_tensor(int64_t{0}, DType::Int64), ones({3})});
+  const Tensor x = uniform({3});
+  for (int64_t i : {-2, 0, 1, 2, 7}) {
+    const Tensor idx = scalar_tensor(i, DType::Int64);
+    auto [check, back] = round_trip(m, {idx, x}, {f(idx, x)}, 1e-6, "switch_" + std::to_string(i + 2));
+    EXPECT_TRUE(check.has("If")) << check.ops;
+  }
 }
 
 // A data-dependent trip count: x = x * 1.5 + 0.25 while sum(x) < 50, with a step counter.

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // ONNX export of control flow (the inverse of ops_control_flow.cc's import):
 //   if    -> If: the branches capture the node's operands from the outer scope by name.
+//   switch -> nested Ifs over index <= k (the index is clamped, as the IR's switch does).
 //   while -> Loop with no trip limit: the condition graph is written twice, once in the outer
 //            graph for the first test and once at the end of the body for the next one.
 //   scan  -> Scan: carries as state variables, xs as scan inputs; `reverse` walks the inputs and
@@ -89,6 +90,51 @@ void export_if(ExportContext& c) {
   }
 }
 
+// switch (index clamped to the branches) -> nested Ifs: index <= 0 ? b0 : (index <= 1 ? b1 :
+// ... b_last); the tests run in the outer graph, each inner If reads its own from there.
+void export_switch(ExportContext& c) {
+  const auto& g = c.node().subgraphs();
+  const size_t n = g.size(), nout = c.node().outputs().size();
+  const std::vector<std::string> operands = operand_names(c, 1);
+  std::vector<std::string> outs;
+  if (n == 1) {
+    const auto results = write_nodes(c, *g[0], c.graph(), operands);
+    for (size_t j = 0; j < nout; ++j) c.alias(j, results[j]);
+    return;
+  }
+  std::vector<std::string> tests;
+  for (size_t k = 0; k + 1 < n; ++k) {
+    const std::string b = c.scalar(static_cast<double>(k), c.in_type(0).dtype, "bound_" + std::to_string(k));
+    tests.push_back(c.op("LessOrEqual", {c.in(0), b}, "case_" + std::to_string(k)));
+  }
+  for (size_t j = 0; j < nout; ++j) outs.push_back(c.out(j));
+  onnx::NodeProto* level = &c.add("If", {tests[0]}, outs);
+  auto write_branch = [&](onnx::GraphProto& gp, size_t k) {
+    const auto results = write_nodes(c, *g[k], gp, operands);
+    for (size_t j = 0; j < nout; ++j)
+      declare_output(c, gp, results[j], c.node().outputs()[j], "branch_" + std::to_string(k) + "/out_" + std::to_string(j));
+  };
+  for (size_t k = 0; k + 1 < n; ++k) {
+    write_branch(graph_attr(*level, "then_branch", c.tmp("branch_" + std::to_string(k))), k);
+    onnx::GraphProto& rest = graph_attr(*level, "else_branch", c.tmp("after_" + std::to_string(k)));
+    if (k + 2 == n) {
+      write_branch(rest, n - 1);
+      break;
+    }
+    level = rest.add_node();
+    level->set_name(c.tmp("switch_" + std::to_string(k + 1)));
+    level->set_op_type("If");
+    level->add_input(tests[k + 1]);
+    for (size_t j = 0; j < nout; ++j) {
+      const std::string o = c.tmp("after_" + std::to_string(k) + "/out_" + std::to_string(j));
+      level->add_output(o);
+      auto* v = rest.add_output();
+      v->set_name(o);
+      set_value_type(*v, c.node().outputs()[j], "sub-graph output '" + o + "'");
+    }
+  }
+}
+
 void export_while(ExportContext& c) {
   const auto& a = c.attrs<ControlFlowAttrs>();
   if (a.stack)
@@ -149,6 +195,7 @@ void export_scan(ExportContext& c) {
 
 void add_control_flow_exports(ExportTable& t) {
   t["if"] = &export_if;
+  t["switch"] = &export_switch;
   t["while"] = &export_while;
   t["scan"] = &export_scan;
 }
