@@ -17,6 +17,11 @@ void check_ids(const char* model, const Tensor& ids, int64_t max_len) {
               "; build it with a larger max_len/block_size");
 }
 
+// (N, T) int64: each token's position t. From a cumulative sum, so a symbolic T traces too.
+Tensor position_ids(const Tensor& ids) {
+  return ops::cumsum(ops::ones_like(ids).to(DType::Int64), 1) - int64_t{1};
+}
+
 void check_pad_id(const char* model, int64_t pad_id, int64_t vocab_size) {
   SPORE_CHECK(pad_id >= -1 && pad_id < vocab_size, "[", model, "] pad_id ", pad_id, " must be a token id in [0, ",
               vocab_size, ") or -1 for no padding");
@@ -56,7 +61,11 @@ Tensor TransformerClassifier::construct(const Tensor& ids) {
     for (size_t i = 0; i < layers->size(); ++i) h = layers->at<nn::TransformerEncoderLayer>(i)(h);
     return (*fc)(ops::mean(h, {1}));
   }
-  const Tensor pad = ops::equal(ids, ops::scalar_tensor(o_.pad_id, ids.dtype()));  // (N, T), true at padding
+  Tensor pad = ops::equal(ids, ops::scalar_tensor(o_.pad_id, ids.dtype()));  // (N, T), true at padding
+  // A row of padding alone (an empty example) would mask every key (softmax of -inf: NaN) and
+  // average nothing: it attends to its first position instead and gets finite logits.
+  const Tensor first = ops::equal(position_ids(ids), ops::scalar_tensor(int64_t{0}, DType::Int64));
+  pad = ops::logical_and(pad, ops::logical_not(ops::logical_and(ops::all(pad, {1}, true), first)));
   for (size_t i = 0; i < layers->size(); ++i) h = layers->at<nn::TransformerEncoderLayer>(i)(h, {}, pad);
   // The mean over each sequence's own tokens.
   const Tensor keep = ops::logical_not(pad).to(h.dtype()).unsqueeze(-1);  // (N, T, 1)
@@ -81,8 +90,13 @@ LSTMClassifier::LSTMClassifier(int64_t vocab_size, int64_t num_classes, int64_t 
 
 Tensor LSTMClassifier::construct(const Tensor& ids) {
   check_ids("LSTMClassifier", ids, 0);
-  Tensor lengths;  // each sequence's count of real tokens; the padding follows them
-  if (pad_id_ >= 0) lengths = ops::sum(ops::not_equal(ids, ops::scalar_tensor(pad_id_, ids.dtype())).to(DType::Int64), {1});
+  // Each sequence runs to its last token that is not padding (a pad id inside a sequence is
+  // one of its tokens, and reads as the zero vector).
+  Tensor lengths;
+  if (pad_id_ >= 0) {
+    const Tensor real = ops::not_equal(ids, ops::scalar_tensor(pad_id_, ids.dtype())).to(DType::Int64);
+    lengths = ops::amax((position_ids(ids) + int64_t{1}) * real, {1});
+  }
   const Tensor h_n = (*lstm)((*embedding)(ids), {}, {}, lengths).h_n;  // (layers * dirs, N, H)
   const auto& o = lstm->options();
   const int64_t layers = o.num_layers, dirs = o.bidirectional ? 2 : 1;

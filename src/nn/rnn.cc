@@ -50,7 +50,7 @@ Tensor step_mask(const RNNBase& cell, const Tensor& x, const Tensor& seq_length)
   if (len.device().type != DeviceType::Meta && !is_symbolic(T)) {
     for (int64_t v : len.to_vector<int64_t>())
       SPORE_CHECK(v >= 0 && v <= T, "[", cell.type_name(), "] seq_length holds ", v, ", outside [0, ", T,
-                  "] for sequences of ", T, " steps");
+                  "] for sequences of ", T, " steps; pad the input to the longest length");
   }
   const Tensor pos = ops::cumsum(ops::ones_like(ops::select(x, -1, 0)).to(DType::Int64), 0) - 1;  // (T, N)
   return ops::less(pos, len.unsqueeze(0)).unsqueeze(-1);
@@ -67,8 +67,10 @@ std::vector<Tensor> RNNBase::run(const Tensor& x, const Tensor& h0, const Tensor
                 shape_str(s->shape()), "; expected ", shape_str(state_shape), " (layers * directions, batch, hidden)");
   const Tensor zeros = ops::zeros({N, H}, {x.dtype()});
   const Tensor mask = seq_length.defined() ? step_mask(*this, x, seq_length) : Tensor();
-  const Tensor zero = ops::scalar_tensor(0, x.dtype());
-  Tensor layer_in = x;
+  const Tensor zero = mask.defined() ? ops::scalar_tensor(0, x.dtype()) : Tensor();
+  // Padding is never read, as in a packed sequence: not even an inf in it reaches a gradient
+  // (the input projection covers every step; later layers see zeros past each length).
+  Tensor layer_in = mask.defined() ? ops::where(mask, x, zero) : x;
   std::vector<Tensor> hs, cs;
   for (int64_t l = 0; l < o_.num_layers; ++l) {
     std::vector<Tensor> outs;
@@ -147,8 +149,9 @@ Tensor state_in(const Tensor& s, bool unbatched) { return s.defined() && unbatch
 // An unbatched input has one length, a 0-d tensor.
 Tensor lengths_in(const RNNBase& cell, const Tensor& seq_length, bool unbatched) {
   if (!seq_length.defined() || !unbatched) return seq_length;
-  SPORE_CHECK(seq_length.dim() == 0, "[", cell.type_name(), "] seq_length for an unbatched input is one 0-d length, got shape ",
-              shape_str(seq_length.shape()));
+  SPORE_CHECK(seq_length.dim() == 0 && !is_floating(seq_length.dtype()) && seq_length.dtype() != DType::Bool, "[",
+              cell.type_name(), "] seq_length for an unbatched input is one 0-d integer length, got ",
+              dtype_name(seq_length.dtype()), " of shape ", shape_str(seq_length.shape()));
   return seq_length.unsqueeze(0);
 }
 Tensor state_out(const Tensor& s, bool unbatched) { return unbatched ? s.squeeze(1) : s; }

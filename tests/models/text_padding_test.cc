@@ -8,6 +8,9 @@
 #include <spore/models/text.h>
 #include <spore/spore.h>
 
+#include <cmath>
+#include <limits>
+#include <optional>
 #include <vector>
 
 #include "error_matchers.h"
@@ -109,18 +112,55 @@ TEST(TextPadding, JitTransformerClassifierEqualsPyNative) {
   EXPECT_LT(max_abs_diff(f(padded_batch()), net(padded_batch())), 1e-5);
 }
 
-// Training leaves the padding row alone: its gradient is zero, so Adam never moves it.
-TEST(TextPadding, TrainingNeverMovesThePaddingRow) {
+// padding_idx's row gets no gradient whatever reads it, and its value still passes through.
+TEST(TextPadding, EmbeddingPaddingRowPassesItsValueAndGetsNoGradient) {
   manual_seed(5);
-  LSTMClassifier net(20, 3, 8, 6, 1, false, kPad);
-  const Tensor y = ops::from_vector<int64_t>({0, 1, 2}, {3});
-  auto [loss, g] = value_and_grad([&](const TensorTree& p) {
-    return nn::functional_call(net, p, [&] { return ops::cross_entropy(net(padded_batch()), y); });
-  })(net.parameter_tree());
-  EXPECT_GT(loss.item<double>(), 0.0);
-  const Tensor grads = g["embedding.weight"].tensor();
-  EXPECT_TRUE(ops::all(ops::equal(ops::select(grads, 0, kPad), ops::zeros({8}))).item<bool>());
-  EXPECT_GT(ops::amax(ops::abs(ops::select(grads, 0, 3))).item<double>(), 0.0);  // a real token's row moves
+  const Tensor ids = ops::from_vector<int64_t>({2, 0, 0, 3, 0, 1}, {2, 3});
+  for (bool with_padding : {true, false}) {
+    nn::Embedding emb(4, 3, with_padding ? std::optional<int64_t>(0) : std::nullopt);
+    ops::copy_(emb.weight, ops::normal({4, 3}));  // a loaded, non-zero padding row
+    const Tensor ct = ops::normal({2, 3, 3});
+    auto [out, g] = value_and_grad([&](const TensorTree& p) {
+      return nn::functional_call(emb, p, [&] { return ops::sum(emb(ids) * ct); });
+    })(emb.parameter_tree());
+    const Tensor gw = g["weight"].tensor();
+    EXPECT_EQ(ops::all(ops::equal(ops::select(gw, 0, 0), ops::zeros({3}))).item<bool>(), with_padding);
+    EXPECT_TRUE(ops::all(ops::equal(ops::select(emb(ids), 1, 1), ops::select(emb.weight, 0, 0).unsqueeze(0).expand({2, 3})))
+                    .item<bool>());
+    EXPECT_GT(ops::amax(ops::abs(ops::select(gw, 0, 3))).item<double>(), 0.0);  // a real token's row moves
+  }
+}
+
+// Not even an inf in the padding reaches a gradient: steps past a length are never read.
+TEST(TextPadding, PaddingOfAnyValueReachesNoGradient) {
+  manual_seed(8);
+  nn::LSTM lstm(3, 4, {.batch_first = true, .bidirectional = true});
+  Tensor x = ops::normal({2, 4, 3});
+  x.data<float>()[1 * 12 + 3 * 3] = std::numeric_limits<float>::infinity();  // sequence 1, step 3: padding
+  const Tensor len = ops::from_vector<int64_t>({4, 3}, {2});
+  auto [out, g] = value_and_grad([&](const TensorTree& p) {
+    return nn::functional_call(lstm, p, [&] { return ops::sum(lstm(x, {}, {}, len).h_n); });
+  })(lstm.parameter_tree());
+  EXPECT_TRUE(std::isfinite(out.item<double>()));
+  for (const Tensor& t : g.leaves()) EXPECT_TRUE(ops::all(ops::isfinite(t)).item<bool>());
+}
+
+// A row of padding alone (an empty example) gets finite logits in both modes; a pad id inside a
+// sequence is one of its tokens for the LSTM (it runs to the last other token).
+TEST(TextPadding, EmptyRowsAndInnerPadTokensAreDefined) {
+  manual_seed(9);
+  TransformerClassifier tc(20, 3, {.d_model = 16, .nhead = 2, .num_layers = 1, .dim_feedforward = 32, .max_len = 8,
+                                   .dropout = 0.0, .pad_id = kPad});
+  tc.eval();
+  const Tensor empty = ops::from_vector<int64_t>({3, 7, 1, kPad, kPad, kPad}, {2, 3});
+  const Tensor eager = tc(empty);
+  EXPECT_TRUE(ops::all(ops::isfinite(eager)).item<bool>()) << eager.str();
+  auto f = jit([&](const Tensor& ids) { return tc(ids); });
+  EXPECT_LT(max_abs_diff(f(empty), eager), 1e-5);
+  LSTMClassifier lc(20, 3, 8, 6, 1, true, kPad);
+  const Tensor inner = ops::from_vector<int64_t>({3, kPad, 7, kPad, kPad}, {1, 5});
+  EXPECT_LT(max_abs_diff(lc(inner), lc(ops::from_vector<int64_t>({3, kPad, 7}, {1, 3}))), 2e-6);
+  EXPECT_GT(max_abs_diff(lc(inner), lc(ops::from_vector<int64_t>({3, 7}, {1, 2}))), 1e-4);
 }
 
 TEST(TextPadding, BadArgumentsNameTheFix) {
@@ -134,10 +174,10 @@ TEST(TextPadding, BadArgumentsNameTheFix) {
                "[LSTM] seq_length has shape (3,) and dtype int64; expected (2,) integer lengths");
   EXPECT_ERROR(lstm(x, {}, {}, ops::from_vector<float>({5, 2}, {2})), "dtype float32; expected (2,) integer lengths");
   EXPECT_ERROR(lstm(x, {}, {}, ops::from_vector<int64_t>({6, 2}, {2})),
-               "[LSTM] seq_length holds 6, outside [0, 5] for sequences of 5 steps");
+               "[LSTM] seq_length holds 6, outside [0, 5] for sequences of 5 steps; pad the input to the longest length");
   nn::GRU gru(3, 4);
   EXPECT_ERROR(gru(ops::normal({5, 3}), {}, ops::from_vector<int64_t>({5}, {1})),
-               "[GRU] seq_length for an unbatched input is one 0-d length");
+               "[GRU] seq_length for an unbatched input is one 0-d integer length, got int64 of shape (1,)");
 }
 
 // An unbatched sequence with a length: the steps past it output zeros and leave the state.

@@ -207,13 +207,17 @@ void layer_cases(Writer& w, uint64_t& seed) {
         return std::vector<Tensor>{r.output, r.h_n};
       }, opt);
       // Padded batches: seq_length against torch's packed sequences (enforce_sorted=False).
-      // The GRU case puts h_n first, so the gradient flows from the final states.
+      // The second LSTM case and the GRU case put the final states first, so the gradient flows from them.
       const Tensor xp = bf ? rnd({3, 5, 3}, dt, seed) : rnd({5, 3, 3}, dt, seed);
       const Tensor lengths = ops::from_vector<int64_t>({5, 2, 4}, {3});
       const Tensor hp = rnd({layers * dirs, 3, 4}, dt, seed), cp = rnd({layers * dirs, 3, 4}, dt, seed);
       add_layer(w, seed, "LSTM", kw, "lstm_packed", lstm, {xp, hp, cp, lengths}, [&](const std::vector<Tensor>& a) {
         auto r = lstm(a[0], a[1], a[2], a[3]);
         return std::vector<Tensor>{r.output, r.h_n, r.c_n};
+      }, opt);
+      add_layer(w, seed, "LSTM", kw, "lstm_packed_state", lstm, {xp, hp, cp, lengths}, [&](const std::vector<Tensor>& a) {
+        auto r = lstm(a[0], a[1], a[2], a[3]);
+        return std::vector<Tensor>{r.h_n + r.c_n, r.output};  // the gradient flows from both final states
       }, opt);
       add_layer(w, seed, "GRU", kw, "gru_packed", gru, {xp, hp, lengths}, [&](const std::vector<Tensor>& a) {
         auto r = gru(a[0], a[1], a[2]);

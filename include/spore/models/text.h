@@ -27,7 +27,7 @@ struct TextEncoderOptions {
   /// The padding token of right-padded batches (data::BatchPad's value); -1: none. Padding
   /// positions are masked out of attention (a key padding mask) and of the mean, and the
   /// embedding keeps the padding row at zeros, so a padded sequence classifies as it would alone.
-  /// Every sequence needs at least one token.
+  /// A row of padding alone reads its first position (finite logits, never NaN).
   int64_t pad_id = -1;
 };
 
@@ -51,9 +51,9 @@ class TransformerClassifier : public nn::UnaryCell {
 /// Embedding, LSTM (batch first), Dense on the last layer's final hidden state (both directions'
 /// concatenated when bidirectional): (N, T) ids -> (N, num_classes) logits.
 ///
-/// With `pad_id` >= 0 the batch is right-padded with that token: each sequence's length is its
-/// count of other tokens, the LSTM runs each sequence to its own length (seq_length), and the
-/// embedding keeps the padding row at zeros.
+/// With `pad_id` >= 0 the batch is right-padded with that token: each sequence runs to its last
+/// other token (seq_length; a row of padding alone keeps the initial state), and the embedding
+/// keeps the padding row at zeros.
 class LSTMClassifier : public nn::UnaryCell {
  public:
   LSTMClassifier(int64_t vocab_size, int64_t num_classes, int64_t embed_dim = 64, int64_t hidden_size = 128,

@@ -10,8 +10,10 @@
 // sequence instead) gives each sequence its own length. Steps at t >= length keep the state
 // unchanged and output zeros, so h_n and c_n are each sequence's state after its last step and the
 // reverse direction starts at that step: what PyTorch computes from a packed sequence, without
-// the packing. Lengths are checked to lie in [0, T] when they have values (eagerly); under a trace
-// a longer one counts as T.
+// the packing; a length of 0 (which torch refuses) outputs zeros and h_n = h0. The steps past
+// a length are never read, so padding of any value (even inf) reaches no gradient. Lengths are
+// checked to lie in [0, T] when they have values (PyNative); under a trace they cannot be read,
+// and a longer one counts as T, a negative one as 0.
 #include <string>
 #include <vector>
 

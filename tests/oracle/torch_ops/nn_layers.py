@@ -55,12 +55,14 @@ def _call(m, call, xs):
     if call == "gru":
         out, h = m(xs[0], xs[1])
         return [out, h]
-    if call in ("lstm_packed", "gru_packed"):
+    if call in ("lstm_packed", "lstm_packed_state", "gru_packed"):
         x, state, lengths = xs[0], tuple(xs[1:-1]), xs[-1]
         steps = x.shape[1 if m.batch_first else 0]
         packed = torch.nn.utils.rnn.pack_padded_sequence(x, lengths, batch_first=m.batch_first, enforce_sorted=False)
-        out, final = m(packed, state if call == "lstm_packed" else state[0])
+        out, final = m(packed, state if call != "gru_packed" else state[0])
         out, _ = torch.nn.utils.rnn.pad_packed_sequence(out, batch_first=m.batch_first, total_length=steps)
+        if call == "lstm_packed_state":
+            return [final[0] + final[1], out]
         return [out, final[0], final[1]] if call == "lstm_packed" else [final, out]
     raise ValueError(f"unknown call {call}")
 
