@@ -39,7 +39,10 @@ void tensor_to_proto(const Tensor& t, TensorProto& p) {
 }
 
 ExportContext::ExportContext(onnx::GraphProto& g, const ir::Graph& ir)
-    : g_(g), ir_(ir), used_(std::make_shared<std::set<std::string>>()) {
+    : g_(g),
+      ir_(ir),
+      used_(std::make_shared<std::set<std::string>>()),
+      next_suffix_(std::make_shared<std::map<std::string, int>>()) {
   for (const auto& n : ir.nodes())
     for (const auto& v : n->inputs()) used_values_.insert(key(v));
   for (const auto& o : ir.outputs()) used_values_.insert(key(o.value));
@@ -48,6 +51,7 @@ ExportContext::ExportContext(onnx::GraphProto& g, const ir::Graph& ir)
 ExportContext::ExportContext(onnx::GraphProto& g, const ir::Graph& ir, const ExportContext& parent)
     : ExportContext(g, ir) {
   used_ = parent.used_;
+  next_suffix_ = parent.next_suffix_;
 }
 
 void ExportContext::reserve(const std::string& name) {
@@ -58,8 +62,8 @@ void ExportContext::reserve(const std::string& name) {
 
 std::string ExportContext::unique(const std::string& base) {
   if (used_->insert(base).second) return base;
-  for (int k = 1;; ++k) {
-    std::string s = base + "_" + std::to_string(k);
+  for (int& k = (*next_suffix_)[base];;) {
+    std::string s = base + "_" + std::to_string(++k);
     if (used_->insert(s).second) return s;
   }
 }

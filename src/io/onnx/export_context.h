@@ -91,7 +91,10 @@ class ExportContext {
   int32_t index_ = 0;
   std::string base_;
   int part_ = 0;
-  std::shared_ptr<std::set<std::string>> used_;  // shared with the contexts of nested graphs
+  // Shared with the contexts of nested graphs: the names taken, and per base name the next
+  // suffix to try (so naming stays linear in the node count).
+  std::shared_ptr<std::set<std::string>> used_;
+  std::shared_ptr<std::map<std::string, int>> next_suffix_;
   std::set<std::pair<int32_t, int32_t>> used_values_;
   std::map<std::pair<int32_t, int32_t>, std::string> names_;
   std::map<std::pair<int32_t, int32_t>, std::string> preassigned_;

@@ -2,8 +2,7 @@
 // ONNX export of control flow (the inverse of ops_control_flow.cc's import):
 //   if    -> If: the branches capture the node's operands from the outer scope by name.
 //   switch -> nested Ifs over index <= k (the index is clamped, as the IR's switch does).
-//   while -> Loop with no trip limit: the condition graph is written twice, once in the outer
-//            graph for the first test and once at the end of the body for the next one.
+//   while -> Loop with no trip limit: each trip tests the carries and runs the body under an If.
 //   scan  -> Scan: carries as state variables, xs as scan inputs; `reverse` walks the inputs and
 //            writes the outputs from the end (ONNX's directions 1), so ys stay indexed by position.
 // Sub-graphs are written with the same export table, so nested control flow and every exported
@@ -19,7 +18,7 @@ using transforms::ControlFlowAttrs;
 
 // Writes `body` into `gp`: its inputs are the existing names `inputs` (outer-scope values or
 // gp's declared inputs). Returns the names of its outputs in `c`'s graph (no Identity).
-std::vector<std::string> write_nodes(const ExportContext& parent, const ir::Graph& body, onnx::GraphProto& gp,
+std::vector<std::string> write_subgraph(const ExportContext& parent, const ir::Graph& body, onnx::GraphProto& gp,
                                      const std::vector<std::string>& inputs) {
   ExportContext c(gp, body, parent);
   for (size_t k = 0; k < inputs.size(); ++k) c.bind({ir::ValueRef::kParam, static_cast<int32_t>(k)}, inputs[k]);
@@ -84,7 +83,7 @@ void export_if(ExportContext& c) {
   const char* names[] = {"then_branch", "else_branch"};
   for (size_t b = 0; b < 2; ++b) {
     onnx::GraphProto& gp = graph_attr(n, names[b], c.tmp(b ? "else" : "then"));
-    const auto results = write_nodes(c, *g[b], gp, operands);
+    const auto results = write_subgraph(c, *g[b], gp, operands);
     for (size_t j = 0; j < results.size(); ++j)
       declare_output(c, gp, results[j], c.node().outputs()[j], std::string(b ? "else" : "then") + "/out_" + std::to_string(j));
   }
@@ -98,7 +97,7 @@ void export_switch(ExportContext& c) {
   const std::vector<std::string> operands = operand_names(c, 1);
   std::vector<std::string> outs;
   if (n == 1) {
-    const auto results = write_nodes(c, *g[0], c.graph(), operands);
+    const auto results = write_subgraph(c, *g[0], c.graph(), operands);
     for (size_t j = 0; j < nout; ++j) c.alias(j, results[j]);
     return;
   }
@@ -110,7 +109,7 @@ void export_switch(ExportContext& c) {
   for (size_t j = 0; j < nout; ++j) outs.push_back(c.out(j));
   onnx::NodeProto* level = &c.add("If", {tests[0]}, outs);
   auto write_branch = [&](onnx::GraphProto& gp, size_t k) {
-    const auto results = write_nodes(c, *g[k], gp, operands);
+    const auto results = write_subgraph(c, *g[k], gp, operands);
     for (size_t j = 0; j < nout; ++j)
       declare_output(c, gp, results[j], c.node().outputs()[j], "branch_" + std::to_string(k) + "/out_" + std::to_string(j));
   };
@@ -135,32 +134,51 @@ void export_switch(ExportContext& c) {
   }
 }
 
+// A rank-0 tensor type (a Loop body's iteration number and condition).
+ir::TensorType scalar_type(ir::DType t) { return ir::TensorType{t, false, {}, ""}; }
+
+// while -> Loop with neither a trip limit nor a first condition, each sub-graph written once
+// (written twice, a while nested in a condition would double the file per level): every trip
+// tests the carries, runs the body under an If when the test holds, and returns the test as the
+// loop's condition, so the last trip (test false) hands the carries on unchanged.
 void export_while(ExportContext& c) {
   const auto& a = c.attrs<ControlFlowAttrs>();
   if (a.stack)
-    c.fail("is a while loop built for reverse mode (it stacks its residuals for the backward pass); ONNX graphs run "
-           "inference: export the forward function, not its gradient");
-  const auto& g = c.node().subgraphs();  // {cond, body}
+    c.fail("is a while loop built for reverse mode: it stacks its residuals over a run-time number of trips for the "
+           "backward pass, which an inference graph cannot hold; export the forward function (gradients of if and "
+           "scan export)");
+  const auto& g = c.node().subgraphs();  // {cond, body}, as the verifier guarantees
+  SPORE_CHECK(g.size() == 2, "[export_onnx] ", c.where(), " has ", g.size(), " sub-graphs; expected cond and body");
   const std::vector<std::string> init = operand_names(c, 0);
-  // The first test, in the outer graph.
-  const std::string first = write_nodes(c, *g[0], c.graph(), init).at(0);
   std::vector<std::string> outs;
   for (size_t i = 0; i < c.node().outputs().size(); ++i) outs.push_back(c.out(i));
-  std::vector<std::string> loop_in{"", first};
+  std::vector<std::string> loop_in{"", ""};
   loop_in.insert(loop_in.end(), init.begin(), init.end());
   onnx::NodeProto& n = c.add("Loop", loop_in, outs);
   onnx::GraphProto& gp = graph_attr(n, "body", c.tmp("body"));
-  const std::string iter = c.tmp("body/iteration"), cond_in = c.tmp("body/cond_in");
-  declare_input(gp, iter, ir::TensorType{ir::DType::Int64, false, {}, ""});
-  declare_input(gp, cond_in, ir::TensorType{ir::DType::Bool, false, {}, ""});
+  declare_input(gp, c.tmp("body/iteration"), scalar_type(ir::DType::Int64));
+  declare_input(gp, c.tmp("body/cond_in"), scalar_type(ir::DType::Bool));
   std::vector<std::string> carries;
   for (size_t k = 0; k < init.size(); ++k) {
     carries.push_back(c.tmp("body/carry_" + std::to_string(k)));
     declare_input(gp, carries.back(), c.in_type(k));
   }
-  const std::vector<std::string> next = write_nodes(c, *g[1], gp, carries);
-  const std::string again = write_nodes(c, *g[0], gp, next).at(0);
-  declare_output(c, gp, again, ir::TensorType{ir::DType::Bool, false, {}, ""}, "body/cond_out");
+  const std::string test = write_subgraph(c, *g[0], gp, carries).at(0);
+  std::vector<std::string> next;
+  for (size_t k = 0; k < init.size(); ++k) next.push_back(c.tmp("body/next_" + std::to_string(k)));
+  onnx::NodeProto* step = gp.add_node();
+  step->set_name(c.tmp("body/step"));
+  step->set_op_type("If");
+  step->add_input(test);
+  for (const auto& s : next) step->add_output(s);
+  onnx::GraphProto& run = graph_attr(*step, "then_branch", c.tmp("body/run"));
+  const std::vector<std::string> ran = write_subgraph(c, *g[1], run, carries);
+  onnx::GraphProto& stay = graph_attr(*step, "else_branch", c.tmp("body/stay"));
+  for (size_t k = 0; k < init.size(); ++k) {
+    declare_output(c, run, ran[k], c.in_type(k), "body/ran_" + std::to_string(k));
+    declare_output(c, stay, carries[k], c.in_type(k), "body/stayed_" + std::to_string(k));
+  }
+  declare_output(c, gp, test, scalar_type(ir::DType::Bool), "body/cond_out");
   for (size_t k = 0; k < next.size(); ++k) declare_output(c, gp, next[k], c.in_type(k), "body/out_" + std::to_string(k));
 }
 
@@ -169,8 +187,15 @@ void export_scan(ExportContext& c) {
   const ir::Graph& body = *c.node().subgraphs().at(0);
   const size_t carries = static_cast<size_t>(a.num_carry), xs = c.num_inputs() - carries;
   if (xs == 0)
-    c.fail("scans no sequence (a fixed count of " + std::to_string(a.length) +
-           " steps); ONNX's Scan needs at least one scanned input");
+    c.fail("scans no sequence (a count of steps alone); ONNX's Scan needs at least one scanned input: scan over "
+           "arange(steps) instead");
+  // ONNX's Scan runs the xs' leading size; the IR's `length`, when fixed, must be that size.
+  for (size_t k = carries; k < c.num_inputs(); ++k) {
+    const auto& shape = c.in_type(k).shape;
+    if (a.length >= 0 && (shape.empty() || !shape[0].is_const() || shape[0].value() != a.length))
+      c.fail("runs " + std::to_string(a.length) + " steps over a sequence whose leading size is " +
+             (shape.empty() ? std::string("missing") : shape[0].str()) + "; ONNX's Scan runs the whole sequence");
+  }
   std::vector<std::string> outs;
   for (size_t i = 0; i < c.node().outputs().size(); ++i) outs.push_back(c.out(i));
   onnx::NodeProto& n = c.add("Scan", operand_names(c, 0), outs);
@@ -186,7 +211,7 @@ void export_scan(ExportContext& c) {
     in.push_back(c.tmp("body/in_" + std::to_string(k)));
     declare_input(gp, in.back(), body.params()[k].type);
   }
-  const std::vector<std::string> results = write_nodes(c, body, gp, in);
+  const std::vector<std::string> results = write_subgraph(c, body, gp, in);
   for (size_t j = 0; j < results.size(); ++j)
     declare_output(c, gp, results[j], body.type_of(body.outputs()[j].value), "body/out_" + std::to_string(j));
 }

@@ -6,6 +6,7 @@
 
 #include "io/onnx/export_context.h"
 #include "io/tensor_section.h"
+#include "transforms/control_flow.h"
 #include "transforms/ir_bridge.h"
 
 namespace spore::io {
@@ -43,9 +44,14 @@ void find_unsupported(const ir::Graph& g, const std::string& where,
   for (size_t k = 0; k < g.nodes().size(); ++k) {
     const ir::Node& n = *g.nodes()[k];
     const std::string at = n.scope().empty() ? where + "node " + std::to_string(k) : n.scope();
-    if (!table.count(n.op())) missing[n.op()].push_back(at);
-    else  // an exported if/while/scan writes its sub-graphs too
-      for (const auto& sub : n.subgraphs()) find_unsupported(*sub, at + " > ", missing);
+    if (!table.count(n.op())) {
+      missing[n.op()].push_back(at);
+    } else if (n.op() != "while" || !static_cast<const transforms::ControlFlowAttrs*>(n.attrs())->stack) {
+      // An exported if/switch/while/scan writes its sub-graphs too (a reverse-mode while is
+      // refused as a whole, with its own message).
+      for (size_t b = 0; b < n.subgraphs().size(); ++b)
+        find_unsupported(*n.subgraphs()[b], at + " (" + n.op() + ", sub-graph " + std::to_string(b) + ") > ", missing);
+    }
   }
 }
 
