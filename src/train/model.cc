@@ -105,17 +105,24 @@ Model& Model::clip_grad_norm(double max_norm) {
   return *this;
 }
 
-std::map<std::string, double> Model::evaluate(BatchSource& data) {
-  std::vector<std::unique_ptr<Metric>> metrics;
-  for (const auto& m : metric_names_) metrics.push_back(make_metric(m));
+std::map<std::string, double> Model::evaluate(BatchSource& data, const std::vector<Metric*>& extra) {
+  std::vector<std::unique_ptr<Metric>> owned;
+  for (const auto& m : metric_names_) owned.push_back(make_metric(m));
+  std::vector<Metric*> metrics;
+  for (auto& m : owned) metrics.push_back(m.get());
+  for (Metric* m : extra) {
+    SPORE_CHECK(m != nullptr, "[Model::evaluate] an extra metric is null");
+    m->reset();
+    metrics.push_back(m);
+  }
   data.start_epoch(0);
   while (auto b = data.next()) {
     Tensor out = predict(b->x);
     Tensor loss = loss_(out, b->y);
-    for (auto& m : metrics) m->update(out, b->y, loss);
+    for (Metric* m : metrics) m->update(out, b->y, loss);
   }
   std::map<std::string, double> r;
-  for (auto& m : metrics) r[m->name()] = m->value();
+  for (Metric* m : metrics) r[m->name()] = m->value();
   return r;
 }
 

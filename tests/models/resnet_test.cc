@@ -31,7 +31,10 @@ TEST(ResNet, ParameterCountsAndForwardShapes) {
   EXPECT_EQ(std::find(names.begin(), names.end(), "layer1.0.downsample.0.weight"), names.end());
   EXPECT_ERROR((*r18)(ops::normal({2, 1, 32, 32})), "[ResNet] expects (N, 3, H, W) images, got (2, 1, 32, 32)");
   r18.reset();
-  EXPECT_EQ(resnet34()->num_parameters(), kResNet34);
+  auto r34 = resnet34();
+  EXPECT_EQ(r34->num_parameters(), kResNet34);
+  EXPECT_EQ((*r34)(x).shape(), (Shape{2, 1000}));
+  r34.reset();
   auto r50 = resnet50();
   EXPECT_EQ(r50->num_parameters(), kResNet50);
   EXPECT_EQ((*r50)(x).shape(), (Shape{2, 1000}));
@@ -71,6 +74,18 @@ TEST(ResNet, FewStepsLowerTheLoss) {
   // it is 0.04-0.18 on the AVX-512, AVX2 and baseline kernels.
   auto [first, last] = first_and_last_loss(*net, x, y, 5, 1e-3);
   EXPECT_LT(last, first * 0.5f) << first << " -> " << last;
+}
+
+// The deeper two: ResNet-34 (basic blocks) and ResNet-50 (bottlenecks), on small images.
+TEST(ResNet, DeeperModelsFewStepsLowerTheLoss) {
+  for (int depth : {34, 50}) {
+    manual_seed(2);
+    auto net = depth == 34 ? resnet34(10, 1) : resnet50(10, 1);
+    Tensor x = ops::normal({2, 1, 32, 32});
+    Tensor y = ops::from_vector<int64_t>({3, 8}, {2});
+    auto [first, last] = first_and_last_loss(*net, x, y, 5, 1e-3);
+    EXPECT_LT(last, first * 0.5f) << "resnet" << depth << ": " << first << " -> " << last;
+  }
 }
 
 }  // namespace

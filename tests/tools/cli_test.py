@@ -48,6 +48,20 @@ with tempfile.TemporaryDirectory() as tmp:
         if e.returncode == 0:
             check(last_json(e)["test_accuracy"] == r["test_accuracy"],
                   f"eval of the checkpoint gives {last_json(e)['test_accuracy']}, train gave {r['test_accuracy']}")
+        # The confusion matrix: 10 x 10 counts of the test samples, its diagonal the accuracy.
+        e = run("eval", "--checkpoint", r["checkpoint"], "--limit", "2048", "--batch-size", "64", "--json",
+                "--confusion-matrix")
+        if e.returncode == 0:
+            j = last_json(e)
+            cm = j.get("confusion_matrix", [])
+            total = sum(sum(row) for row in cm)
+            check(len(cm) == 10 and all(len(row) == 10 for row in cm) and total > 0,
+                  f"confusion matrix {cm}")
+            if total:
+                diag = sum(cm[i][i] for i in range(len(cm)))
+                check(abs(diag / total - j["test_accuracy"]) < 1e-5,  # the JSON prints 6 digits
+                      f"confusion matrix diagonal {diag}/{total} vs accuracy {j['test_accuracy']}")
+            check("true\\pred" in e.stdout, f"no confusion table in {e.stdout[:300]}")
         pr = run("predict", "--checkpoint", r["checkpoint"], "--count", "5", "--json")
         if pr.returncode == 0:
             check(len(last_json(pr)["predictions"]) == 5, f"predict printed {pr.stdout}")

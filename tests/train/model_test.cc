@@ -5,9 +5,11 @@
 #include <spore/spore.h>
 #include <spore/train/model.h>
 
-#include <filesystem>
+#include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
+#include <numeric>
 
 #include <unistd.h>
 
@@ -176,6 +178,18 @@ TEST(Model, EvaluateAndCallbacks) {
   EXPECT_EQ(lines, 3);  // two epochs and the end
   auto ev = model.evaluate(valid);
   EXPECT_DOUBLE_EQ(ev.at("accuracy"), r.eval_metrics.at("accuracy"));
+  // A confusion matrix the caller owns, filled by the same pass (reset first: run twice, the
+  // counts are one pass's): its diagonal is the accuracy, its rows the label counts.
+  ConfusionMatrix cm(3);
+  model.evaluate(valid, {&cm});
+  ev = model.evaluate(valid, {&cm});
+  const auto counts = cm.matrix().to_vector<int64_t>();
+  ASSERT_EQ(counts.size(), 9u);
+  EXPECT_EQ(std::accumulate(counts.begin(), counts.end(), int64_t{0}), 96);
+  EXPECT_DOUBLE_EQ(static_cast<double>(counts[0] + counts[4] + counts[8]) / 96.0, ev.at("accuracy"));
+  EXPECT_DOUBLE_EQ(ev.at("confusion_accuracy"), ev.at("accuracy"));
+  const auto labels = y.to_vector<int64_t>();
+  EXPECT_EQ(counts[3] + counts[4] + counts[5], std::count(labels.begin(), labels.end(), int64_t{1}));
   fs::remove_all(dir);
 }
 

@@ -207,7 +207,8 @@ int train_command(const std::vector<std::string>& args) {
 
 int eval_command(const std::vector<std::string>& args) {
   auto specs = data_flags();
-  specs.insert(specs.begin(), {"checkpoint", true, "a checkpoint saved by spore train", ""});
+  specs.insert(specs.begin(), {{"checkpoint", true, "a checkpoint saved by spore train", ""},
+                               {"confusion-matrix", false, "also print the confusion matrix (row: true class)", ""}});
   Flags f("eval", specs);
   f.parse(args);
   if (wants_help(f, "usage: spore eval --checkpoint FILE [flags]")) return 0;
@@ -220,11 +221,28 @@ int eval_command(const std::vector<std::string>& args) {
   optim::SGD opt(r.net->parameters());
   train::Model model(*r.net, cross_entropy_loss, opt);
   train::DatasetBatches test_data(test_batches(data_options(f, 0)));
-  auto m = model.evaluate(test_data);
+  const int64_t classes = c.get_int("num_classes");
+  train::ConfusionMatrix cm(classes);
+  std::vector<train::Metric*> extra;
+  if (f.has("confusion-matrix")) extra.push_back(&cm);
+  auto m = model.evaluate(test_data, extra);
   std::printf("model %s  test_accuracy %.4f  test_loss %.4f\n", r.model_name.c_str(), m.at("accuracy"), m.at("loss"));
+  std::string cm_json;
+  if (f.has("confusion-matrix")) {
+    std::printf("%s\n", cm.str().c_str());
+    const std::vector<int64_t> v = cm.matrix().to_vector<int64_t>();
+    cm_json = ", \"confusion_matrix\": [";
+    for (int64_t i = 0; i < classes; ++i) {
+      cm_json += i ? ", [" : "[";
+      for (int64_t j = 0; j < classes; ++j)
+        cm_json += (j ? ", " : "") + std::to_string(v[static_cast<size_t>(i * classes + j)]);
+      cm_json += "]";
+    }
+    cm_json += "]";
+  }
   if (f.has("json"))
-    std::printf("{\"model\": \"%s\", \"test_accuracy\": %s, \"test_loss\": %s}\n", r.model_name.c_str(),
-                json_double(m.at("accuracy")).c_str(), json_double(m.at("loss")).c_str());
+    std::printf("{\"model\": \"%s\", \"test_accuracy\": %s, \"test_loss\": %s%s}\n", r.model_name.c_str(),
+                json_double(m.at("accuracy")).c_str(), json_double(m.at("loss")).c_str(), cm_json.c_str());
   return 0;
 }
 

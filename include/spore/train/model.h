@@ -18,6 +18,7 @@
 #include "spore/tensor.h"
 #include "spore/train/batch_source.h"
 #include "spore/train/callbacks.h"
+#include "spore/train/metrics.h"
 #include "spore/train/checkpoint.h"
 #include "spore/train/metrics.h"
 
@@ -51,8 +52,9 @@ class Model {
   std::pair<Tensor, Tensor> train_step(const Tensor& x, const Tensor& y);
   /// The network's output in eval mode.
   Tensor predict(const Tensor& x);
-  /// Metrics over one pass of `data` in eval mode.
-  std::map<std::string, double> evaluate(BatchSource& data);
+  /// Metrics over one pass of `data` in eval mode: the model's named ones, and `extra` ones the
+  /// caller owns and reads afterwards (a ConfusionMatrix's matrix(), say), reset first.
+  std::map<std::string, double> evaluate(BatchSource& data, const std::vector<Metric*>& extra = {});
   /// Trains for `epochs` epochs (counting those a restored checkpoint already ran), evaluating
   /// on `valid` after each epoch when given. Resumes from the position restore() set.
   FitResult fit(int64_t epochs, BatchSource& train, const std::vector<Callback*>& callbacks = {},
