@@ -193,6 +193,44 @@ TEST(Model, EvaluateAndCallbacks) {
   fs::remove_all(dir);
 }
 
+std::string read_all(std::FILE* f) {
+  std::fflush(f);
+  std::rewind(f);
+  std::string s;
+  for (int ch; (ch = std::fgetc(f)) != EOF;) s += static_cast<char>(ch);
+  return s;
+}
+
+// Off a terminal the progress bar writes plain lines (no carriage returns or escape codes): a few
+// per epoch and the epoch's summary; the loss monitor one line every N steps.
+TEST(Model, ProgressBarAndLossMonitorWritePlainLines) {
+  auto [x, y] = toy_data(96, 2);
+  manual_seed(4);
+  TinyNet net;
+  optim::SGD opt(net.parameters(), {.lr = 0.05});
+  Model model(net, ce, opt);
+  TensorBatches train(x, y, 16, true, 1);  // 6 steps an epoch
+  std::FILE* bar_out = std::tmpfile();
+  std::FILE* mon_out = std::tmpfile();
+  ASSERT_NE(bar_out, nullptr);
+  ASSERT_NE(mon_out, nullptr);
+  ProgressBar bar(bar_out);
+  LossMonitor monitor(4, mon_out);
+  model.fit(2, train, {&bar, &monitor});
+  const std::string b = read_all(bar_out), m = read_all(mon_out);
+  std::fclose(bar_out);
+  std::fclose(mon_out);
+  EXPECT_EQ(b.find('\r'), std::string::npos) << b;
+  EXPECT_EQ(b.find('\033'), std::string::npos) << b;
+  EXPECT_NE(b.find("epoch 1/2  step 6/6"), std::string::npos) << b;
+  EXPECT_NE(b.find("epoch 2/2  step 6/6"), std::string::npos) << b;
+  EXPECT_NE(b.find("samples/s"), std::string::npos) << b;
+  // Steps 4, 8 and 12 of the 12.
+  EXPECT_EQ(std::count(m.begin(), m.end(), '\n'), 3) << m;
+  EXPECT_NE(m.find("epoch 1 step 4 loss "), std::string::npos) << m;
+  EXPECT_NE(m.find("epoch 2 step 12 loss "), std::string::npos) << m;
+}
+
 // The optimizer may hold a subset of the parameters (frozen layers) in groups of its own.
 TEST(Model, FrozenParametersAndGroups) {
   auto [x, y] = toy_data(64, 4);
