@@ -71,6 +71,14 @@ with tempfile.TemporaryDirectory() as tmp:
             check("resuming from" in res.stderr and last_json(res)["epochs"] == 3, f"resume: {res.stderr[-300:]}")
         bad = run("train", "--model", "lenet", "--epochs", "3", "--checkpoint-dir", ck, "--resume", *common, ok=False)
         check(bad.returncode == 1 and "zoo_model: the checkpoint has mlp, this run lenet" in bad.stderr, f"resume with another model: {bad.stderr}")
+        # One-cycle schedules: SGD with momentum (cycled) and Adam (beta1 cycled) train; with
+        # --momentum 0 there is nothing to cycle and the rate alone follows the schedule.
+        for opt_flags in (["--optimizer", "sgd", "--momentum", "0.9", "--lr", "0.05"],
+                          ["--optimizer", "adam", "--lr", "0.003"],
+                          ["--optimizer", "sgd", "--momentum", "0", "--lr", "0.05"]):
+            oc = run("train", "--model", "mlp", "--epochs", "1", "--schedule", "onecycle", *opt_flags, *common)
+            if oc.returncode == 0:
+                check(last_json(oc)["test_accuracy"] > 0.5, f"onecycle {opt_flags}: {oc.stdout[-300:]}")
         # A corrupted checkpoint is refused whole.
         corrupt = os.path.join(tmp, "bad.spore")
         data = bytearray(open(r["checkpoint"], "rb").read())

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // spore train / eval / predict.
+#include <algorithm>
 #include <cstdio>
-#include <map>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <sstream>
 
@@ -101,7 +102,10 @@ int train_command(const std::vector<std::string>& args) {
                 {"optimizer", true, "sgd, adam, adamw, rmsprop, adagrad or lamb", "adam"},
                 {"momentum", true, "momentum (sgd, rmsprop)", "0.9"},
                 {"weight-decay", true, "weight decay", "0"},
-                {"schedule", true, "learning-rate schedule: none, or cosine (per step, to 0 at the end)", "none"},
+                {"schedule", true,
+                 "learning-rate schedule: none, cosine (per step, to 0 at the end) or onecycle (peak --lr, momentum "
+                 "cycled)",
+                 "none"},
                 {"seed", true, "seed for initialization and shuffling", "0"},
                 {"checkpoint-dir", true, "save a checkpoint there after every epoch and at the end", ""},
                 {"checkpoint-every", true, "also save every N steps", "0"},
@@ -130,9 +134,19 @@ int train_command(const std::vector<std::string>& args) {
   // The schedule sets the optimizer's learning-rate tensor, which the compiled step reads: no
   // retrace. It is built before a resume restores the (decayed) rate, so its base is --lr.
   std::unique_ptr<optim::LRScheduler> schedule;
-  const std::string schedule_name = f.choice("schedule", {"none", "cosine"});
-  if (schedule_name == "cosine")
-    schedule = std::make_unique<optim::CosineAnnealingLR>(*opt, epochs * train_data.batches_per_epoch());
+  const std::string schedule_name = f.choice("schedule", {"none", "cosine", "onecycle"});
+  const int64_t total_steps = epochs * train_data.batches_per_epoch();
+  if (schedule_name == "cosine") schedule = std::make_unique<optim::CosineAnnealingLR>(*opt, total_steps);
+  if (schedule_name == "onecycle") {
+    // --lr is the peak. Momentum (or beta1) cycles against the rate, as PyTorch's OneCycleLR does,
+    // where the optimizer has one to cycle (not SGD or RMSProp run with --momentum 0).
+    optim::OneCycleOptions oc;
+    const auto& names = opt->scheduled_options();
+    const bool beta1 = std::find(names.begin(), names.end(), "beta1") != names.end();
+    const bool momentum = std::find(names.begin(), names.end(), "momentum") != names.end() && opt->option("momentum", 0) != 0;
+    oc.cycle_momentum = beta1 || momentum;
+    schedule = std::make_unique<optim::OneCycleLR>(*opt, std::vector<double>{f.number("lr", 0, 1e3)}, total_steps, oc);
+  }
 
   // What a resumed run must share with the run that wrote the checkpoint, or it would read other
   // data in another order, or continue another optimization.
