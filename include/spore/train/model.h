@@ -18,7 +18,6 @@
 #include "spore/tensor.h"
 #include "spore/train/batch_source.h"
 #include "spore/train/callbacks.h"
-#include "spore/train/metrics.h"
 #include "spore/train/checkpoint.h"
 #include "spore/train/metrics.h"
 
