@@ -28,6 +28,15 @@ MultiheadAttention::MultiheadAttention(int64_t embed_dim, int64_t num_heads, dou
   register_cell("out_proj", out_proj.get());
 }
 
+// The constructor's order: in_proj's draw, then out_proj's own two (its bias's drawn and
+// then zeroed), so the generator ends where it ended after construction.
+void MultiheadAttention::reset_own() {
+  init::xavier_uniform_(in_proj_weight);
+  if (in_proj_bias.defined()) init::zeros_(in_proj_bias);
+  reset_child(*out_proj);
+  if (out_proj->bias.defined()) init::zeros_(out_proj->bias);
+}
+
 namespace {
 
 // An additive float mask (or a bool mask, true = masked out) as a float mask broadcastable to

@@ -29,10 +29,11 @@ Shape weight_shape(int64_t a, int64_t b, const std::vector<int64_t>& k) {
   return s;
 }
 
-int64_t prod(const std::vector<int64_t>& v) {
-  int64_t p = 1;
-  for (int64_t x : v) p *= x;
-  return p;
+// PyTorch's default: the bias's fan_in is the weight's (dims 1... : in/groups * kernel for a
+// convolution, out/groups * kernel for the transposed layout).
+void reset_conv(Tensor& weight, Tensor& bias) {
+  default_weight_(weight);
+  if (bias.defined()) default_bias_(bias, init::fan_in_and_fan_out(weight.shape()).first);
 }
 
 }  // namespace
@@ -46,13 +47,16 @@ Conv1d::Conv1d(int64_t in, int64_t out, IntList kernel, IntList stride, IntList 
       groups_(groups) {
   check_channels("Conv1d", in, out, groups);
   const auto k = dims("Conv1d", "kernel_size", kernel, 1, 1);
-  weight = default_weight(weight_shape(out, in / groups, k));
+  weight = init::empty(weight_shape(out, in / groups, k));
   register_parameter("weight", &weight);
   if (with_bias) {
-    bias = default_bias({out}, in / groups * prod(k));
+    bias = init::empty({out});
     register_parameter("bias", &bias);
   }
+  reset_own();  // the constructor draws what reset_parameters() redraws, by the same code
 }
+
+void Conv1d::reset_own() { reset_conv(weight, bias); }
 
 Tensor Conv1d::construct(const Tensor& x) {
   return ops::conv1d(x, weight, bias, {.stride = stride_, .padding = padding_, .dilation = dilation_, .groups = groups_});
@@ -67,13 +71,16 @@ Conv2d::Conv2d(int64_t in, int64_t out, IntList kernel, IntList stride, IntList 
       groups_(groups) {
   check_channels("Conv2d", in, out, groups);
   const auto k = dims("Conv2d", "kernel_size", kernel, 2, 1);
-  weight = default_weight(weight_shape(out, in / groups, k));
+  weight = init::empty(weight_shape(out, in / groups, k));
   register_parameter("weight", &weight);
   if (with_bias) {
-    bias = default_bias({out}, in / groups * prod(k));
+    bias = init::empty({out});
     register_parameter("bias", &bias);
   }
+  reset_own();  // the constructor draws what reset_parameters() redraws, by the same code
 }
+
+void Conv2d::reset_own() { reset_conv(weight, bias); }
 
 Tensor Conv2d::construct(const Tensor& x) {
   return ops::conv2d(x, weight, bias, {.stride = stride_, .padding = padding_, .dilation = dilation_, .groups = groups_});
@@ -90,13 +97,16 @@ Conv2dTranspose::Conv2dTranspose(int64_t in, int64_t out, IntList kernel, IntLis
   check_channels("Conv2dTranspose", in, out, groups);
   const auto k = dims("Conv2dTranspose", "kernel_size", kernel, 2, 1);
   // PyTorch takes fan_in from the weight's dim 1 (out/groups) for the transposed layout too.
-  weight = default_weight(weight_shape(in, out / groups, k));
+  weight = init::empty(weight_shape(in, out / groups, k));
   register_parameter("weight", &weight);
   if (with_bias) {
-    bias = default_bias({out}, out / groups * prod(k));
+    bias = init::empty({out});
     register_parameter("bias", &bias);
   }
+  reset_own();  // the constructor draws what reset_parameters() redraws, by the same code
 }
+
+void Conv2dTranspose::reset_own() { reset_conv(weight, bias); }
 
 Tensor Conv2dTranspose::construct(const Tensor& x) {
   return ops::conv_transpose2d(x, weight, bias,

@@ -10,12 +10,18 @@ namespace spore::nn {
 
 Dense::Dense(int64_t in, int64_t out, bool with_bias) : UnaryCell("Dense"), in_features(in), out_features(out) {
   SPORE_CHECK(in > 0 && out > 0, "[Dense] in_features and out_features must be positive, got ", in, " and ", out);
-  weight = default_weight({out, in});
+  weight = init::empty({out, in});
   register_parameter("weight", &weight);
   if (with_bias) {
-    bias = default_bias({out}, in);
+    bias = init::empty({out});
     register_parameter("bias", &bias);
   }
+  reset_own();  // the constructor draws what reset_parameters() redraws, by the same code
+}
+
+void Dense::reset_own() {
+  default_weight_(weight);
+  if (bias.defined()) default_bias_(bias, in_features);
 }
 
 Tensor Dense::construct(const Tensor& x) {

@@ -20,12 +20,17 @@ std::optional<int64_t> checked_padding_idx(int64_t n, std::optional<int64_t> p) 
 Embedding::Embedding(int64_t n, int64_t d, std::optional<int64_t> padding_idx)
     : UnaryCell("Embedding"), num_embeddings(n), embedding_dim(d), padding_idx(checked_padding_idx(n, padding_idx)) {
   SPORE_CHECK(n > 0 && d > 0, "[Embedding] num_embeddings and embedding_dim must be positive, got ", n, " and ", d);
-  weight = init::normal({n, d});
-  if (this->padding_idx) {
-    Tensor row = ops::select(weight, 0, *this->padding_idx);  // a view: zeros the weight's row
+  weight = init::empty({n, d});
+  register_parameter("weight", &weight);
+  reset_own();  // the constructor draws what reset_parameters() redraws, by the same code
+}
+
+void Embedding::reset_own() {
+  init::normal_(weight);
+  if (padding_idx && weight.device().type != DeviceType::Meta) {
+    Tensor row = ops::select(weight, 0, *padding_idx);  // a view: zeros the weight's row
     ops::fill_(row, 0.0);
   }
-  register_parameter("weight", &weight);
 }
 
 Tensor Embedding::construct(const Tensor& indices) {

@@ -47,6 +47,7 @@ DeviceScope::DeviceScope(Device device) : previous_(t_device) { t_device = devic
 DeviceScope::~DeviceScope() { t_device = previous_; }
 Device current_device() { return t_device; }
 
+Tensor empty(const Shape& shape, DType dtype) { return ops::empty(shape, opts(dtype)); }
 Tensor zeros(const Shape& shape, DType dtype) { return ops::zeros(shape, opts(dtype)); }
 Tensor ones(const Shape& shape, DType dtype) { return ops::ones(shape, opts(dtype)); }
 Tensor constant(const Shape& shape, double value, DType dtype) { return ops::full(shape, value, opts(dtype)); }
@@ -80,21 +81,42 @@ Tensor kaiming_normal(const Shape& shape, double a, FanMode mode, Nonlinearity n
   return normal(shape, 0.0, calculate_gain(nl, a) / std::sqrt(static_cast<double>(fan(shape, mode))), dtype);
 }
 
-void zeros_(Tensor& t) { ops::copy_(t, zeros(t.shape(), t.dtype())); }
-void ones_(Tensor& t) { ops::copy_(t, ones(t.shape(), t.dtype())); }
-void constant_(Tensor& t, double value) { ops::copy_(t, constant(t.shape(), value, t.dtype())); }
-void uniform_(Tensor& t, double low, double high) { ops::copy_(t, uniform(t.shape(), low, high, t.dtype())); }
-void normal_(Tensor& t, double mean, double std) { ops::copy_(t, normal(t.shape(), mean, std, t.dtype())); }
-void trunc_normal_(Tensor& t, double mean, double std, double a, double b) {
-  ops::copy_(t, trunc_normal(t.shape(), mean, std, a, b, t.dtype()));
+namespace {
+// The in-place forms draw on the tensor's own device, whatever scope is open (the scope says
+// where new tensors go). A meta tensor has no memory: it gets nothing and draws nothing, so a
+// model's own init code run under a meta scope moves the generator no more than its layers do.
+template <class Make>
+void refill(Tensor& t, const char* name, Make&& make) {
+  SPORE_CHECK(t.defined(), "[nn.init.", name, "_] the tensor is undefined; create it before initializing it in place");
+  if (t.device().type == DeviceType::Meta) return;
+  DeviceScope scope(t.device());
+  ops::copy_(t, make());
 }
-void xavier_uniform_(Tensor& t, double gain) { ops::copy_(t, xavier_uniform(t.shape(), gain, t.dtype())); }
-void xavier_normal_(Tensor& t, double gain) { ops::copy_(t, xavier_normal(t.shape(), gain, t.dtype())); }
+}  // namespace
+
+void zeros_(Tensor& t) { refill(t, "zeros", [&] { return zeros(t.shape(), t.dtype()); }); }
+void ones_(Tensor& t) { refill(t, "ones", [&] { return ones(t.shape(), t.dtype()); }); }
+void constant_(Tensor& t, double value) { refill(t, "constant", [&] { return constant(t.shape(), value, t.dtype()); }); }
+void uniform_(Tensor& t, double low, double high) {
+  refill(t, "uniform", [&] { return uniform(t.shape(), low, high, t.dtype()); });
+}
+void normal_(Tensor& t, double mean, double std) {
+  refill(t, "normal", [&] { return normal(t.shape(), mean, std, t.dtype()); });
+}
+void trunc_normal_(Tensor& t, double mean, double std, double a, double b) {
+  refill(t, "trunc_normal", [&] { return trunc_normal(t.shape(), mean, std, a, b, t.dtype()); });
+}
+void xavier_uniform_(Tensor& t, double gain) {
+  refill(t, "xavier_uniform", [&] { return xavier_uniform(t.shape(), gain, t.dtype()); });
+}
+void xavier_normal_(Tensor& t, double gain) {
+  refill(t, "xavier_normal", [&] { return xavier_normal(t.shape(), gain, t.dtype()); });
+}
 void kaiming_uniform_(Tensor& t, double a, FanMode mode, Nonlinearity nl) {
-  ops::copy_(t, kaiming_uniform(t.shape(), a, mode, nl, t.dtype()));
+  refill(t, "kaiming_uniform", [&] { return kaiming_uniform(t.shape(), a, mode, nl, t.dtype()); });
 }
 void kaiming_normal_(Tensor& t, double a, FanMode mode, Nonlinearity nl) {
-  ops::copy_(t, kaiming_normal(t.shape(), a, mode, nl, t.dtype()));
+  refill(t, "kaiming_normal", [&] { return kaiming_normal(t.shape(), a, mode, nl, t.dtype()); });
 }
 
 }  // namespace spore::nn::init

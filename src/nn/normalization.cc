@@ -33,6 +33,15 @@ BatchNorm::BatchNorm(const char* name, int64_t num_features, double eps, double 
   }
 }
 
+void BatchNorm::reset_own() {
+  if (weight.defined()) init::ones_(weight);
+  if (bias.defined()) init::zeros_(bias);
+  if (!track_) return;
+  init::zeros_(running_mean);
+  init::ones_(running_var);
+  if (num_batches_tracked.device().type != DeviceType::Meta) ops::fill_(num_batches_tracked, 0);  // int64: no init form
+}
+
 Tensor BatchNorm::construct(const Tensor& x) {
   SPORE_CHECK(std::find(ranks_.begin(), ranks_.end(), x.dim()) != ranks_.end() && x.size(1) == num_features_, "[",
               type_name(), "] input has shape ", shape_str(x.shape()), "; expected ",
@@ -56,6 +65,12 @@ LayerNorm::LayerNorm(IntList normalized_shape, double eps, bool affine, bool wit
   }
 }
 
+// Norm layers draw nothing: ones and zeros, as their constructors make them.
+void LayerNorm::reset_own() {
+  if (weight.defined()) init::ones_(weight);
+  if (bias.defined()) init::zeros_(bias);
+}
+
 Tensor LayerNorm::construct(const Tensor& x) { return ops::layer_norm(x, shape_, weight, bias, eps_); }
 
 GroupNorm::GroupNorm(int64_t num_groups, int64_t num_channels, double eps, bool affine)
@@ -68,6 +83,11 @@ GroupNorm::GroupNorm(int64_t num_groups, int64_t num_channels, double eps, bool 
     register_parameter("weight", &weight);
     register_parameter("bias", &bias);
   }
+}
+
+void GroupNorm::reset_own() {
+  if (weight.defined()) init::ones_(weight);
+  if (bias.defined()) init::zeros_(bias);
 }
 
 Tensor GroupNorm::construct(const Tensor& x) {
@@ -83,6 +103,10 @@ RMSNorm::RMSNorm(IntList normalized_shape, std::optional<double> eps, bool affin
     weight = init::ones(shape_);
     register_parameter("weight", &weight);
   }
+}
+
+void RMSNorm::reset_own() {
+  if (weight.defined()) init::ones_(weight);
 }
 
 Tensor RMSNorm::construct(const Tensor& x) { return ops::rms_norm(x, shape_, weight, eps_); }

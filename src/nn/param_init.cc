@@ -5,12 +5,12 @@
 
 namespace spore::nn {
 
-Tensor default_weight(const Shape& shape) { return init::kaiming_uniform(shape, std::sqrt(5.0)); }
+void default_weight_(Tensor& weight) { init::kaiming_uniform_(weight, std::sqrt(5.0)); }
 
-Tensor default_bias(const Shape& shape, int64_t fan_in) {
-  if (fan_in <= 0) return init::zeros(shape);
+void default_bias_(Tensor& bias, int64_t fan_in) {
+  if (fan_in <= 0) return init::zeros_(bias);
   const double bound = 1.0 / std::sqrt(static_cast<double>(fan_in));
-  return init::uniform(shape, -bound, bound);
+  init::uniform_(bias, -bound, bound);
 }
 
 }  // namespace spore::nn

@@ -16,24 +16,30 @@ RNNBase::RNNBase(const char* name, int64_t input_size, int64_t hidden_size, int6
               o.num_layers);
   SPORE_CHECK(o.dropout >= 0 && o.dropout < 1, "[", name, "] dropout must be in [0, 1), got ", o.dropout);
   const int64_t dirs = o.bidirectional ? 2 : 1, H = hidden_size;
-  const double k = 1.0 / std::sqrt(static_cast<double>(H));
   params_.resize(static_cast<size_t>(o.num_layers * dirs * 4));
   for (int64_t l = 0; l < o.num_layers; ++l)
     for (int64_t d = 0; d < dirs; ++d) {
       const std::string sfx = "_l" + std::to_string(l) + (d ? "_reverse" : "");
       const int64_t in = l == 0 ? input_size : H * dirs;
       Tensor* p = &params_[static_cast<size_t>((l * dirs + d) * 4)];
-      p[0] = init::uniform({gates * H, in}, -k, k);
-      p[1] = init::uniform({gates * H, H}, -k, k);
+      p[0] = init::empty({gates * H, in});
+      p[1] = init::empty({gates * H, H});
       register_parameter("weight_ih" + sfx, &p[0]);
       register_parameter("weight_hh" + sfx, &p[1]);
       if (o.bias) {
-        p[2] = init::uniform({gates * H}, -k, k);
-        p[3] = init::uniform({gates * H}, -k, k);
+        p[2] = init::empty({gates * H});
+        p[3] = init::empty({gates * H});
         register_parameter("bias_ih" + sfx, &p[2]);
         register_parameter("bias_hh" + sfx, &p[3]);
       }
     }
+  reset_own();  // the constructor draws what reset_parameters() redraws, by the same code
+}
+
+void RNNBase::reset_own() {
+  const double k = 1.0 / std::sqrt(static_cast<double>(hidden_size_));
+  for (Tensor& p : params_)  // (layer, direction) major, then w_ih, w_hh, b_ih, b_hh
+    if (p.defined()) init::uniform_(p, -k, k);
 }
 
 namespace {

@@ -26,6 +26,11 @@ class MultiheadAttention : public Cell {
   int64_t num_heads() const { return num_heads_; }
   bool batch_first() const { return batch_first_; }
 
+ protected:
+  /// in_proj_weight xavier-uniform, biases zero, out_proj's weight redrawn where the
+  /// constructor built it.
+  void reset_own() override;
+
  private:
   int64_t embed_dim_, num_heads_;
   double dropout_;

@@ -5,6 +5,7 @@
 // value (functional_call, how grad reaches the weights) or updated in place by an optimizer.
 // Children are registered the same way; names are dotted paths ("features.0.weight").
 #include <cstdint>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -61,8 +62,18 @@ class Cell {
   /// Converts every floating parameter and buffer to `dtype` (integer buffers are kept).
   void to(DType dtype);
   /// Gives every parameter and buffer built on the meta device (nn::init::DeviceScope) real,
-  /// zero-filled memory on `device`; tied slots stay tied. Load weights afterwards.
+  /// zero-filled memory on `device`; tied slots stay tied. Load weights or reset_parameters()
+  /// afterwards.
   void to_empty(Device device = kCPU);
+  /// Redraws every parameter and buffer in place with the initializer its layer's constructor
+  /// used, in the constructor's order (PyTorch's reset_parameters over the whole tree): under
+  /// the same manual_seed, a model built on the meta device, then to_empty() and
+  /// reset_parameters(), equals the model built directly. Running statistics restart. Tied
+  /// slots stay tied and keep the draw of the first slot in named order (the others still
+  /// draw, into scratch, as their constructors did); a child registered twice is reset once.
+  /// Initialization a model applies after building its layers (a kaiming_normal_ over its
+  /// convolutions) is replayed only if the model overrides reset_own() to repeat it.
+  void reset_parameters();
   /// TensorTree::dict of named_parameters(): the argument grad differentiates.
   TensorTree parameter_tree() const;
   const std::string& type_name() const { return type_name_; }
@@ -70,6 +81,16 @@ class Cell {
   /// calls open, so traced nodes carry the Cell path ("features/3").
   const std::string& scope_name() const { return scope_name_; }
   int64_t num_parameters() const;
+
+ protected:
+  /// This cell's part of reset_parameters(): redraw its own parameters and buffers in place as
+  /// its constructor drew them, calling reset_child() on each child at the point the
+  /// constructor built it. The default serves cells with no tensors of their own (containers,
+  /// composites): it resets the children in registration order, and refuses a cell that has
+  /// tensors of its own, which must override it.
+  virtual void reset_own();
+  /// Resets `child` as part of the running reset_parameters() (once, however often registered).
+  void reset_child(Cell& child);
 
  private:
   void check_new_name(const std::string& name, const char* what) const;
@@ -82,6 +103,7 @@ class Cell {
   std::vector<std::pair<std::string, Tensor*>> params_;
   std::vector<std::pair<std::string, Tensor*>> buffers_;
   std::vector<std::pair<std::string, Cell*>> children_;
+  std::set<const Cell*>* reset_done_ = nullptr;  // during reset_parameters(): the cells already reset
 };
 
 /// A cell of one tensor input and one tensor output: the element type of SequentialCell.

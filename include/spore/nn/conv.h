@@ -20,6 +20,9 @@ class Conv1d : public UnaryCell {
  private:
   std::vector<int64_t> stride_, padding_, dilation_;
   int64_t groups_;
+
+ protected:
+  void reset_own() override;
 };
 
 /// x (N, C_in, H, W) -> (N, C_out, H', W'); weight (C_out, C_in/groups, kh, kw).
@@ -35,6 +38,9 @@ class Conv2d : public UnaryCell {
  private:
   std::vector<int64_t> stride_, padding_, dilation_;
   int64_t groups_;
+
+ protected:
+  void reset_own() override;
 };
 
 /// The transpose (gradient) of Conv2d; weight (C_in, C_out/groups, kh, kw) as PyTorch's
@@ -52,6 +58,9 @@ class Conv2dTranspose : public UnaryCell {
  private:
   std::vector<int64_t> stride_, padding_, output_padding_, dilation_;
   int64_t groups_;
+
+ protected:
+  void reset_own() override;
 };
 
 }  // namespace spore::nn

@@ -15,6 +15,9 @@ class Dense : public UnaryCell {
   Tensor bias;  // undefined when built with bias = false
   const int64_t in_features;
   const int64_t out_features;
+
+ protected:
+  void reset_own() override;
 };
 
 /// Flattens axes start..end into one (default: everything but the batch axis).

@@ -21,6 +21,9 @@ class Embedding : public UnaryCell {
   const int64_t num_embeddings;
   const int64_t embedding_dim;
   const std::optional<int64_t> padding_idx;  // in [0, num_embeddings) when set
+
+ protected:
+  void reset_own() override;
 };
 
 }  // namespace spore::nn

@@ -37,6 +37,9 @@ double calculate_gain(Nonlinearity nl, double param = 0.01);
 /// (fan_in, fan_out) of a weight: dims 1 and 0 times the receptive field (dims 2...).
 std::pair<int64_t, int64_t> fan_in_and_fan_out(const Shape& shape);
 
+/// Uninitialized memory on the scope's device, for a layer that fills it next with the in-place
+/// forms (its constructor and its reset_parameters() then share one piece of code).
+Tensor empty(const Shape& shape, DType dtype = DType::Float32);
 Tensor zeros(const Shape& shape, DType dtype = DType::Float32);
 Tensor ones(const Shape& shape, DType dtype = DType::Float32);
 Tensor constant(const Shape& shape, double value, DType dtype = DType::Float32);
@@ -56,7 +59,8 @@ Tensor kaiming_uniform(const Shape& shape, double a = 0.0, FanMode mode = FanMod
 Tensor kaiming_normal(const Shape& shape, double a = 0.0, FanMode mode = FanMode::FanIn,
                       Nonlinearity nl = Nonlinearity::LeakyReLU, DType dtype = DType::Float32);
 
-// In place: overwrite `t` (keeping its shape and dtype) with a fresh draw.
+// In place: overwrite `t` (keeping its shape and dtype) with a fresh draw on t's own device; a
+// meta tensor is left alone and nothing is drawn.
 void zeros_(Tensor& t);
 void ones_(Tensor& t);
 void constant_(Tensor& t, double value);

@@ -41,6 +41,8 @@ class LossCell : public Cell {
   Reduction reduction() const { return reduction_; }
 
  protected:
+  /// Class weights are the caller's data, not drawn state: a reset keeps them.
+  void reset_own() override {}
   Reduction reduction_;
 };
 

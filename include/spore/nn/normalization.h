@@ -24,6 +24,9 @@ class BatchNorm : public UnaryCell {
  protected:
   BatchNorm(const char* name, int64_t num_features, double eps, double momentum, bool affine,
             bool track_running_stats, std::vector<int64_t> ranks);
+  /// Weight ones, bias zeros and the running statistics restarted (PyTorch's
+  /// reset_parameters, reset_running_stats included).
+  void reset_own() override;
 
  private:
   int64_t num_features_;
@@ -55,6 +58,9 @@ class LayerNorm : public UnaryCell {
   Tensor weight;
   Tensor bias;
 
+ protected:
+  void reset_own() override;
+
  private:
   Shape shape_;
   double eps_;
@@ -69,6 +75,9 @@ class GroupNorm : public UnaryCell {
   Tensor weight;
   Tensor bias;
 
+ protected:
+  void reset_own() override;
+
  private:
   int64_t groups_, channels_;
   double eps_;
@@ -81,6 +90,9 @@ class RMSNorm : public UnaryCell {
   Tensor construct(const Tensor& x) override;
 
   Tensor weight;
+
+ protected:
+  void reset_own() override;
 
  private:
   Shape shape_;

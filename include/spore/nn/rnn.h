@@ -43,6 +43,9 @@ class RNNBase : public Cell {
   /// Runs every layer; `lstm` picks the cell. x is time-major (T, N, F); h0/c0 (layers*dirs, N, H);
   /// seq_length (N,) or undefined. Returns output (T, N, dirs*H), h_n and (LSTM) c_n.
   std::vector<Tensor> run(const Tensor& x, const Tensor& h0, const Tensor& c0, const Tensor& seq_length, bool lstm);
+  /// Every weight and bias from U(-1/sqrt(hidden), 1/sqrt(hidden)), layer by layer, direction by
+  /// direction, as PyTorch does.
+  void reset_own() override;
 
   int64_t input_size_, hidden_size_, gates_;
   RNNOptions o_;
