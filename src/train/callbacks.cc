@@ -160,6 +160,58 @@ void LROnPlateau::on_epoch_end(RunContext& c) {
   schedule_.step(v);
 }
 
+namespace {
+// A saved best value is only meaningful for the metric it was measured on.
+void check_monitor(const char* who, const Checkpoint& c, const std::string& prefix, const std::string& monitor) {
+  auto it = c.texts.find(prefix + "monitor");
+  SPORE_CHECK(it != c.texts.end(), "[", who, "] the checkpoint's entries under '", prefix,
+              "' lack 'monitor'; the file is incomplete");
+  SPORE_CHECK(it->second == monitor, "[", who, "] the checkpoint's state monitors '", it->second,
+              "' but this callback monitors '", monitor, "'; resume with the callbacks the saved run used");
+}
+}  // namespace
+
+void LROnPlateau::save_state(Checkpoint& c, const std::string& prefix) const {
+  const auto& st = schedule_.state();
+  c.texts[prefix + "monitor"] = monitor_;
+  c.set_double(prefix + "best", st.best);
+  c.ints[prefix + "num_bad_steps"] = st.num_bad_steps;
+  c.ints[prefix + "cooldown_counter"] = st.cooldown_counter;
+  c.ints[prefix + "last_step"] = st.last_step;
+}
+
+void LROnPlateau::load_state(const Checkpoint& c, const std::string& prefix) {
+  check_monitor("LROnPlateau", c, prefix, monitor_);
+  optim::ReduceLROnPlateau::State st;
+  st.best = c.get_double(prefix + "best");
+  st.num_bad_steps = c.get_int(prefix + "num_bad_steps");
+  st.cooldown_counter = c.get_int(prefix + "cooldown_counter");
+  st.last_step = c.get_int(prefix + "last_step");
+  schedule_.load_state(st);
+}
+
+void EarlyStopping::on_train_begin(RunContext& c) {
+  if (stop_at_begin_) c.stop = true;
+  stop_at_begin_ = false;
+}
+
+void EarlyStopping::save_state(Checkpoint& c, const std::string& prefix) const {
+  c.texts[prefix + "monitor"] = monitor_;
+  c.set_double(prefix + "best", best_);
+  c.ints[prefix + "bad_epochs"] = bad_epochs_;
+  c.ints[prefix + "stopped_epoch"] = stopped_epoch_;
+}
+
+void EarlyStopping::load_state(const Checkpoint& c, const std::string& prefix) {
+  check_monitor("EarlyStopping", c, prefix, monitor_);
+  const double best = c.get_double(prefix + "best");
+  const int64_t bad = c.get_int(prefix + "bad_epochs"), stopped = c.get_int(prefix + "stopped_epoch");
+  best_ = best;
+  bad_epochs_ = bad;
+  stopped_epoch_ = stopped;
+  stop_at_begin_ = stopped >= 0;
+}
+
 MetricsLog::MetricsLog(std::string dir) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);

@@ -13,6 +13,7 @@
 #include <set>
 
 #include "spore/error.h"
+#include "spore/ops.h"
 
 namespace spore::train {
 namespace {
@@ -104,6 +105,34 @@ int64_t Checkpoint::get_int(const std::string& key) const {
   auto it = ints.find(key);
   SPORE_CHECK(it != ints.end(), "[Checkpoint] no integer entry '", key, "'");
   return it->second;
+}
+
+void Checkpoint::set_double(const std::string& name, double value) {
+  Tensor t = ops::scalar_tensor(value, DType::Float64);
+  for (auto& [n, old] : tensors)
+    if (n == name) {
+      old = t;
+      return;
+    }
+  tensors.emplace_back(name, std::move(t));
+}
+
+double Checkpoint::get_double(const std::string& name) const {
+  const Tensor& t = tensor(name);
+  SPORE_CHECK(t.dim() == 0 && t.dtype() == DType::Float64, "[Checkpoint] entry '", name, "' is ",
+              dtype_name(t.dtype()), " ", shape_str(t.shape()), ", not a float64 scalar; the file is not the kind expected");
+  return t.item<double>();
+}
+
+bool Checkpoint::has_prefix(const std::string& prefix) const {
+  auto starts = [&](const std::string& n) { return n.rfind(prefix, 0) == 0; };
+  for (const auto& [n, t] : tensors)
+    if (starts(n)) return true;
+  for (const auto& [n, v] : ints)
+    if (starts(n)) return true;
+  for (const auto& [n, v] : texts)
+    if (starts(n)) return true;
+  return false;
 }
 
 void save_checkpoint(const std::string& path, const Checkpoint& c) {

@@ -44,6 +44,12 @@ int64_t arg_best(const double* row, int64_t c) {
   return best;
 }
 
+// A state() of the wrong length is from another kind of metric: refuse before writing.
+void check_state(const char* metric, const std::vector<double>& s, size_t want) {
+  SPORE_CHECK(s.size() == want, "[", metric, ".load_state] expected ", want, " values, got ", s.size(),
+              "; the state is from another kind of metric");
+}
+
 }  // namespace
 
 void Accuracy::update(const Tensor& output, const Tensor& labels, const Tensor&) {
@@ -54,6 +60,12 @@ void Accuracy::update(const Tensor& output, const Tensor& labels, const Tensor&)
   total_ += b.n;
 }
 double Accuracy::value() const { return total_ ? static_cast<double>(correct_) / static_cast<double>(total_) : 0.0; }
+std::vector<double> Accuracy::state() const { return {static_cast<double>(correct_), static_cast<double>(total_)}; }
+void Accuracy::load_state(const std::vector<double>& s) {
+  check_state("Accuracy", s, 2);
+  correct_ = static_cast<int64_t>(s[0]);
+  total_ = static_cast<int64_t>(s[1]);
+}
 
 TopKAccuracy::TopKAccuracy(int64_t k) : k_(k) {
   SPORE_CHECK(k >= 1, "[TopKAccuracy] k must be at least 1, got ", k);
@@ -76,6 +88,12 @@ void TopKAccuracy::update(const Tensor& output, const Tensor& labels, const Tens
 double TopKAccuracy::value() const {
   return total_ ? static_cast<double>(correct_) / static_cast<double>(total_) : 0.0;
 }
+std::vector<double> TopKAccuracy::state() const { return {static_cast<double>(correct_), static_cast<double>(total_)}; }
+void TopKAccuracy::load_state(const std::vector<double>& s) {
+  check_state("TopKAccuracy", s, 2);
+  correct_ = static_cast<int64_t>(s[0]);
+  total_ = static_cast<int64_t>(s[1]);
+}
 
 void LossMetric::update(const Tensor& output, const Tensor&, const Tensor& loss) {
   SPORE_CHECK(loss.defined() && loss.numel() == 1, "[LossMetric] needs the batch's mean loss as one value");
@@ -84,6 +102,12 @@ void LossMetric::update(const Tensor& output, const Tensor&, const Tensor& loss)
   count_ += n;
 }
 double LossMetric::value() const { return count_ ? sum_ / static_cast<double>(count_) : 0.0; }
+std::vector<double> LossMetric::state() const { return {sum_, static_cast<double>(count_)}; }
+void LossMetric::load_state(const std::vector<double>& s) {
+  check_state("LossMetric", s, 2);
+  sum_ = s[0];
+  count_ = static_cast<int64_t>(s[1]);
+}
 
 ConfusionMatrix::ConfusionMatrix(int64_t num_classes) : n_(num_classes) {
   SPORE_CHECK(num_classes >= 1 && num_classes <= 100000, "[ConfusionMatrix] num_classes must be in [1, 100000], got ",
@@ -106,6 +130,11 @@ double ConfusionMatrix::value() const {
       if (i == j) diag += counts_[static_cast<size_t>(i * n_ + j)];
     }
   return total ? static_cast<double>(diag) / static_cast<double>(total) : 0.0;
+}
+std::vector<double> ConfusionMatrix::state() const { return {counts_.begin(), counts_.end()}; }
+void ConfusionMatrix::load_state(const std::vector<double>& s) {
+  check_state("ConfusionMatrix", s, counts_.size());
+  for (size_t i = 0; i < s.size(); ++i) counts_[i] = static_cast<int64_t>(s[i]);
 }
 Tensor ConfusionMatrix::matrix() const { return ops::from_vector(counts_, {n_, n_}); }
 std::string ConfusionMatrix::str() const {

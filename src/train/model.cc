@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "spore/train/model.h"
 
+#include <algorithm>
 #include <chrono>
 
 #include "spore/autodiff.h"
 #include "spore/error.h"
 #include "spore/jit.h"
 #include "spore/ops.h"
+#include "train/resume_state.h"
 
 namespace spore::train {
 
@@ -126,8 +128,34 @@ std::map<std::string, double> Model::evaluate(BatchSource& data, const std::vect
   return r;
 }
 
-FitResult Model::fit(int64_t epochs, BatchSource& train, const std::vector<Callback*>& callbacks, BatchSource* valid) {
+namespace {
+// Clears the model's view of the running fit when fit returns or throws.
+struct FitScope {
+  const std::vector<Callback*>*& callbacks;
+  EpochProgress*& progress;
+  ~FitScope() {
+    callbacks = nullptr;
+    progress = nullptr;
+  }
+};
+}  // namespace
+
+FitResult Model::fit(int64_t epochs, BatchSource& train, const std::vector<Callback*>& given, BatchSource* valid) {
   using clock = std::chrono::steady_clock;
+  for (size_t i = 0; i < given.size(); ++i)
+    SPORE_CHECK(given[i] != nullptr, "[Model::fit] callback ", i, " is null; pass pointers to live callbacks");
+  // Checkpointing callbacks run after the others, so what they save includes every update the
+  // other callbacks made at the same step or epoch end (a lowered rate, a bad-epoch count).
+  std::vector<Callback*> callbacks = given;
+  std::stable_partition(callbacks.begin(), callbacks.end(), [](Callback* cb) { return !cb->saves_checkpoints(); });
+  // Handed over once: a refused state stays pending, so a fit with the right callbacks may follow.
+  load_callback_states(given, resume_state_);
+  const Checkpoint resumed = std::move(resume_state_);
+  resume_state_ = Checkpoint();
+  EpochProgress progress;
+  fit_callbacks_ = &given;
+  fit_progress_ = &progress;
+  FitScope scope{fit_callbacks_, fit_progress_};
   RunContext c;
   c.model = this;
   c.epochs = epochs;
@@ -137,9 +165,13 @@ FitResult Model::fit(int64_t epochs, BatchSource& train, const std::vector<Callb
   double train_seconds = 0;
   int64_t train_samples = 0;
   const auto t_fit = clock::now();
+  bool first_epoch = true;
   while (epoch_ < epochs && !c.stop) {
-    std::vector<std::unique_ptr<Metric>> metrics;
-    for (const auto& m : metric_names_) metrics.push_back(make_metric(m));
+    progress = EpochProgress();
+    for (const auto& m : metric_names_) progress.metrics.push_back(make_metric(m));
+    // Resumed inside an epoch: its metrics and mean loss continue from the saved totals.
+    if (first_epoch && batch_in_epoch_ > 0) load_epoch_progress(progress, resumed);
+    first_epoch = false;
     train.start_epoch(epoch_, batch_in_epoch_);
     c.epoch = epoch_;
     c.step_in_epoch = batch_in_epoch_;
@@ -150,8 +182,6 @@ FitResult Model::fit(int64_t epochs, BatchSource& train, const std::vector<Callb
     c.eval_metrics.clear();
     for (Callback* cb : callbacks) cb->on_epoch_begin(c);
     const auto t_epoch = clock::now();
-    double loss_sum = 0;
-    int64_t loss_n = 0;
     bool finished = true;
     while (auto b = train.next()) {
       auto [loss, out] = train_step(b->x, b->y);
@@ -165,9 +195,9 @@ FitResult Model::fit(int64_t epochs, BatchSource& train, const std::vector<Callb
       c.step_in_epoch = batch_in_epoch_;
       c.samples_in_epoch += n;
       c.loss = loss.to(DType::Float64).item<double>();
-      loss_sum += c.loss * static_cast<double>(n);
-      loss_n += n;
-      for (auto& m : metrics) m->update(out, b->y, loss);
+      progress.loss_sum += c.loss * static_cast<double>(n);
+      progress.loss_count += n;
+      for (auto& m : progress.metrics) m->update(out, b->y, loss);
       c.epoch_seconds = std::chrono::duration<double>(clock::now() - t_epoch).count();
       if (last) {
         ++epoch_;
@@ -186,9 +216,9 @@ FitResult Model::fit(int64_t epochs, BatchSource& train, const std::vector<Callb
       ++epoch_;
       batch_in_epoch_ = 0;
     }
-    for (auto& m : metrics) c.train_metrics[m->name()] = m->value();
+    for (auto& m : progress.metrics) c.train_metrics[m->name()] = m->value();
     if (valid) c.eval_metrics = evaluate(*valid);
-    result.train_loss = loss_n ? loss_sum / static_cast<double>(loss_n) : 0.0;
+    result.train_loss = progress.loss_count ? progress.loss_sum / static_cast<double>(progress.loss_count) : 0.0;
     ++result.epochs_run;
     for (Callback* cb : callbacks) cb->on_epoch_end(c);
   }
@@ -212,6 +242,12 @@ Checkpoint Model::checkpoint() const {
   const Generator& g = default_generator();
   c.ints["rng_seed"] = static_cast<int64_t>(g.seed());
   c.ints["rng_offset"] = static_cast<int64_t>(g.offset());
+  if (fit_callbacks_) {
+    save_callback_states(*fit_callbacks_, c);
+    if (fit_progress_ && batch_in_epoch_ > 0) save_epoch_progress(*fit_progress_, c);
+  } else {
+    append_entries(resume_state_, c);  // restored but not resumed yet: carried on unchanged
+  }
   c.texts["network"] = net_.type_name();
   c.texts["optimizer"] = opt_.name();
   c.texts["producer"] = "spore";
@@ -240,6 +276,8 @@ void Model::restore(const Checkpoint& c) {
   epoch_ = c.get_int("epoch");
   batch_in_epoch_ = c.get_int("batch_in_epoch");
   default_generator().set_state(static_cast<uint64_t>(c.get_int("rng_seed")), static_cast<uint64_t>(c.get_int("rng_offset")));
+  // The callbacks and metrics are not known until fit: their entries wait for it.
+  resume_state_ = fit_entries(c);
 }
 
 void Model::load_checkpoint(const std::string& path) { restore(train::load_checkpoint(path)); }

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 """End-to-end tests of the `spore` command line (run by `make test`): a short `spore train`
 lowers the loss, its checkpoint reloads in `spore eval` with the same accuracy, `--resume`
-continues, and bad input (flags, paths, files) fails with a clear message and a non-zero exit."""
+continues exactly as the uninterrupted run (at an epoch boundary and inside an epoch), and bad input (flags, paths, files) fails with a clear message and a non-zero exit."""
 import json
 import os
 import pathlib
@@ -69,6 +69,41 @@ with tempfile.TemporaryDirectory() as tmp:
         res = run("train", "--model", "mlp", "--epochs", "3", "--checkpoint-dir", ck, "--resume", *common)
         if res.returncode == 0:
             check("resuming from" in res.stderr and last_json(res)["epochs"] == 3, f"resume: {res.stderr[-300:]}")
+        # Resume is exact. 2 epochs straight, and 1 epoch then --resume for the second, log the same
+        # epochs and end with the same metrics; so does a resume from inside epoch 2 (step 40 of 64,
+        # the newer checkpoints deleted), with a per-step cosine schedule to restore as well.
+        def epoch_lines(d):
+            keep = ("epoch", "step", "loss", "lr", "train_accuracy", "train_loss")
+            rows = [json.loads(l) for l in open(os.path.join(d, "metrics.jsonl"))]
+            return [{k: j[k] for k in keep} for j in rows if j["event"] == "epoch"]
+
+        def final(p):
+            return {k: last_json(p)[k] for k in ("steps", "train_loss", "test_accuracy", "test_loss")} if p.returncode == 0 else None
+
+        d = {name: os.path.join(tmp, name) for name in ("la", "lb", "cb", "lc", "ld", "cd", "le")}
+        straight = run("train", "--model", "mlp", "--epochs", "2", "--log-dir", d["la"], *common)
+        run("train", "--model", "mlp", "--epochs", "1", "--checkpoint-dir", d["cb"], "--log-dir", d["lb"], *common)
+        resumed = run("train", "--model", "mlp", "--epochs", "2", "--checkpoint-dir", d["cb"], "--resume", "--log-dir", d["lb"], *common)
+        if straight.returncode == 0 and resumed.returncode == 0:
+            check(final(resumed) == final(straight), f"resumed at the epoch boundary: {final(resumed)} vs straight {final(straight)}")
+            check(epoch_lines(d["lb"]) == epoch_lines(d["la"]) and len(epoch_lines(d["la"])) == 2,
+                  f"logged epochs differ: {epoch_lines(d['lb'])} vs straight {epoch_lines(d['la'])}")
+        cosine = ["--schedule", "cosine", "--lr", "0.003"]
+        straight = run("train", "--model", "mlp", "--epochs", "2", *cosine, "--log-dir", d["lc"], *common)
+        run("train", "--model", "mlp", "--epochs", "2", *cosine, "--checkpoint-dir", d["cd"], "--checkpoint-every", "20",
+            "--log-dir", d["ld"], *common)
+        kept = sorted(os.listdir(d["cd"]))
+        check(kept == ["ckpt-40.spore", "ckpt-60.spore", "ckpt-64.spore"], f"checkpoints kept: {kept}")
+        for name in ("ckpt-60.spore", "ckpt-64.spore"):
+            if os.path.exists(os.path.join(d["cd"], name)):
+                os.remove(os.path.join(d["cd"], name))
+        resumed = run("train", "--model", "mlp", "--epochs", "2", *cosine, "--checkpoint-dir", d["cd"], "--resume",
+                      "--log-dir", d["le"], *common)
+        if straight.returncode == 0 and resumed.returncode == 0:
+            check("(step 40)" in resumed.stderr, f"resume did not start at step 40: {resumed.stderr[-300:]}")
+            check(final(resumed) == final(straight), f"resumed mid-epoch: {final(resumed)} vs straight {final(straight)}")
+            check(epoch_lines(d["le"]) == epoch_lines(d["lc"])[1:],
+                  f"the resumed epoch logs {epoch_lines(d['le'])}, the straight run {epoch_lines(d['lc'])[1:]}")
         bad = run("train", "--model", "lenet", "--epochs", "3", "--checkpoint-dir", ck, "--resume", *common, ok=False)
         check(bad.returncode == 1 and "zoo_model: the checkpoint has mlp, this run lenet" in bad.stderr, f"resume with another model: {bad.stderr}")
         # One-cycle schedules: SGD with momentum (cycled) and Adam (beta1 cycled) train; with

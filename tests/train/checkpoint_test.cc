@@ -4,6 +4,7 @@
 #include <spore/train/checkpoint.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -87,6 +88,27 @@ TEST_F(CheckpointTest, OverwriteReplacesAtomically) {
   c.ints["step"] = 99;
   save_checkpoint(path("a.ckpt"), c);
   EXPECT_EQ(load_checkpoint(path("a.ckpt")).get_int("step"), 99);
+}
+
+// Doubles (a callback's best value) travel as float64 scalars, infinities included.
+TEST_F(CheckpointTest, DoublesAndPrefixes) {
+  Checkpoint c;
+  c.set_double("callback.x.best", INFINITY);
+  c.set_double("callback.x.best", -0.1);  // replaces, does not duplicate
+  c.set_double("callback.x.worst", -INFINITY);
+  c.texts["callback.y.monitor"] = "loss";
+  save_checkpoint(path("d.ckpt"), c);
+  const Checkpoint r = load_checkpoint(path("d.ckpt"));
+  EXPECT_EQ(r.tensors.size(), 2u);
+  EXPECT_EQ(r.get_double("callback.x.best"), -0.1);
+  EXPECT_EQ(r.get_double("callback.x.worst"), -INFINITY);
+  EXPECT_TRUE(r.has_prefix("callback.x."));
+  EXPECT_TRUE(r.has_prefix("callback.y."));
+  EXPECT_FALSE(r.has_prefix("callback.z."));
+  Checkpoint bad;
+  bad.tensors.emplace_back("v", ops::zeros({2}));
+  EXPECT_ERROR(bad.get_double("v"), "[Checkpoint] entry 'v' is float32 (2,), not a float64 scalar");
+  EXPECT_ERROR(bad.get_double("w"), "no tensor named 'w'");
 }
 
 TEST_F(CheckpointTest, SaveErrors) {

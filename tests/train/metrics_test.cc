@@ -58,6 +58,28 @@ TEST(Metrics, ConfusionMatrix) {
   EXPECT_NE(cm.str().find("true\\pred"), std::string::npos);
 }
 
+// A checkpoint inside an epoch carries each metric's totals: reloaded into a fresh metric, the
+// next batches give what one metric over all batches gives.
+TEST(Metrics, StateContinuesTheTotals) {
+  const Tensor labels = ops::from_vector<int64_t>({2, 1, 2, 0});
+  for (const char* name : {"accuracy", "top2_accuracy", "loss"}) {
+    auto whole = make_metric(name), first = make_metric(name), second = make_metric(name);
+    whole->update(scores(), labels, ops::full({}, 0.5));
+    first->update(scores(), labels, ops::full({}, 0.5));
+    second->load_state(first->state());
+    whole->update(scores(), ops::from_vector<int64_t>({0, 2, 0, 2}), ops::full({}, 2.0));
+    second->update(scores(), ops::from_vector<int64_t>({0, 2, 0, 2}), ops::full({}, 2.0));
+    EXPECT_EQ(second->value(), whole->value()) << name;
+    EXPECT_NE(second->value(), first->value()) << name;
+  }
+  ConfusionMatrix a(3), b(3);
+  a.update(scores(), labels, {});
+  b.load_state(a.state());
+  EXPECT_EQ(b.matrix().to_vector<int64_t>(), a.matrix().to_vector<int64_t>());
+  EXPECT_ERROR(b.load_state({1, 2}), "[ConfusionMatrix.load_state] expected 9 values, got 2");
+  EXPECT_ERROR(Accuracy().load_state({1}), "[Accuracy.load_state] expected 2 values, got 1");
+}
+
 TEST(Metrics, Errors) {
   Accuracy acc;
   EXPECT_ERROR(acc.update(ops::zeros({4}), ops::zeros({4}, {DType::Int64}), {}), "shape (N, C)");

@@ -14,45 +14,16 @@
 #include <unistd.h>
 
 #include "error_matchers.h"
+#include "train_test_util.h"
 
 namespace spore::train {
 namespace {
 
 namespace fs = std::filesystem;
-
-// A two-layer network written here, so the loop is tested apart from the nn layers.
-class TinyNet : public nn::UnaryCell {
- public:
-  TinyNet() : UnaryCell("TinyNet") {
-    w1 = ops::normal({6, 16}) * 0.3;
-    b1 = ops::zeros({16});
-    w2 = ops::normal({16, 3}) * 0.3;
-    b2 = ops::zeros({3});
-    register_parameter("w1", &w1);
-    register_parameter("b1", &b1);
-    register_parameter("w2", &w2);
-    register_parameter("b2", &b2);
-  }
-  Tensor construct(const Tensor& x) override { return ops::matmul(ops::relu(ops::matmul(x, w1) + b1), w2) + b2; }
-  Tensor w1, b1, w2, b2;
-};
-
-// Three separable classes in 6 dimensions.
-std::pair<Tensor, Tensor> toy_data(int64_t n, uint64_t seed) {
-  manual_seed(seed);
-  Tensor y = ops::randint(0, 3, {n});
-  Tensor centers = ops::normal({3, 6}) * 2.0;
-  Tensor x = ops::index_select(centers, 0, y) + ops::normal({n, 6}) * 0.5;
-  return {x, y};
-}
-
-// Restores PyNative even when a test fails half-way, so one failure does not leak Graph mode.
-struct ModeGuard {
-  explicit ModeGuard(Mode m) { set_context(m); }
-  ~ModeGuard() { set_context(Mode::PyNative); }
-};
-
-Tensor ce(const Tensor& out, const Tensor& y) { return ops::cross_entropy(out, y); }
+using testing::ce;
+using testing::ModeGuard;
+using testing::TinyNet;
+using testing::toy_data;
 
 struct TrainRun {
   std::vector<double> losses;

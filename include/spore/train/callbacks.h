@@ -40,6 +40,22 @@ class Callback {
   virtual void on_step_end(RunContext&) {}
   virtual void on_epoch_end(RunContext&) {}
   virtual void on_train_end(RunContext&) {}
+
+  /// The name this callback's state goes under in checkpoints ("early_stopping"), or "" (the
+  /// default) when a resumed run needs none of it. A checkpoint taken during fit holds each
+  /// stateful callback's state under "callback.<name>." ("<name>_1", ... for a second one of
+  /// the same name, in list order); the first fit after Model::restore loads it back, so a
+  /// resumed run decides as the uninterrupted one would.
+  virtual std::string state_name() const { return ""; }
+  /// Adds this callback's state to `c`, every entry named `prefix` + something.
+  virtual void save_state(Checkpoint& /*c*/, const std::string& /*prefix*/) const {}
+  /// Reads back what save_state wrote under `prefix` (only called when `c` has such entries:
+  /// a checkpoint from before the callback saved state leaves it as constructed).
+  virtual void load_state(const Checkpoint& /*c*/, const std::string& /*prefix*/) {}
+  /// True for callbacks that write checkpoints: fit runs their hooks after every other
+  /// callback's, so an epoch's checkpoint holds that epoch's updates (a lowered rate, a
+  /// counter) whatever the list's order.
+  virtual bool saves_checkpoints() const { return false; }
 };
 
 /// Prints the loss every `every` steps (MindSpore's LossMonitor) to `out`.
@@ -81,6 +97,7 @@ class CheckpointCallback : public Callback {
                      std::function<void(Checkpoint&)> decorate = nullptr);
   void on_step_end(RunContext& c) override;
   void on_epoch_end(RunContext& c) override;
+  bool saves_checkpoints() const override { return true; }
   /// The path of the last checkpoint this callback wrote ("" before the first).
   const std::string& last_saved() const { return last_saved_; }
   /// The newest checkpoint (highest step) in `dir`, or "" when there is none.
@@ -96,12 +113,18 @@ class CheckpointCallback : public Callback {
 };
 
 /// Stops fit when `monitor` (a key of eval_metrics, else train_metrics, e.g. "loss" or
-/// "accuracy") has not improved by `min_delta` for `patience` epochs.
+/// "accuracy") has not improved by `min_delta` for `patience` epochs. Its best value, bad-epoch
+/// count and stopping epoch are checkpointed; resuming from a checkpoint written when it
+/// stopped ends the resumed fit at once, as the uninterrupted run ended.
 class EarlyStopping : public Callback {
  public:
   EarlyStopping(std::string monitor, int64_t patience, double min_delta = 0, bool maximize = false);
+  void on_train_begin(RunContext& c) override;
   void on_epoch_end(RunContext& c) override;
   int64_t stopped_epoch() const { return stopped_epoch_; }
+  std::string state_name() const override { return "early_stopping"; }
+  void save_state(Checkpoint& c, const std::string& prefix) const override;
+  void load_state(const Checkpoint& c, const std::string& prefix) override;
 
  private:
   std::string monitor_;
@@ -111,6 +134,7 @@ class EarlyStopping : public Callback {
   double best_;
   int64_t bad_epochs_ = 0;
   int64_t stopped_epoch_ = -1;
+  bool stop_at_begin_ = false;  // restored from a run that had stopped
 };
 
 /// Appends one JSON object per epoch (and a final one) to <dir>/metrics.jsonl: epoch, step,
@@ -139,12 +163,16 @@ class EpochHook : public Callback {
 
 /// Reduces the learning rate when `monitor` stops improving (MindSpore's ReduceLROnPlateau
 /// callback): feeds the epoch's value to `schedule` at the end of each epoch. The rate is the
-/// optimizer's tensor, so a compiled step sees the change without retracing.
+/// optimizer's tensor, so a compiled step sees the change without retracing. The schedule's
+/// state (best value, bad epochs, cooldown) is checkpointed; the rate itself is the optimizer's.
 class LROnPlateau : public Callback {
  public:
   LROnPlateau(optim::ReduceLROnPlateau& schedule, std::string monitor = "loss")
       : schedule_(schedule), monitor_(std::move(monitor)) {}
   void on_epoch_end(RunContext& c) override;
+  std::string state_name() const override { return "lr_on_plateau"; }
+  void save_state(Checkpoint& c, const std::string& prefix) const override;
+  void load_state(const Checkpoint& c, const std::string& prefix) override;
 
  private:
   optim::ReduceLROnPlateau& schedule_;

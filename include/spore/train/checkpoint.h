@@ -35,6 +35,13 @@ struct Checkpoint {
   /// Entries whose names start with `prefix`, the prefix removed (e.g. "model.").
   std::vector<std::pair<std::string, Tensor>> with_prefix(const std::string& prefix) const;
   int64_t get_int(const std::string& key) const;
+  /// A double kept exactly (infinities included) as the 0-d float64 tensor `name`: the format
+  /// needs no new kind of entry, so files stay readable by older builds.
+  void set_double(const std::string& name, double value);
+  /// The value set_double stored; throws spore::Error when absent or not a 0-d float64 tensor.
+  double get_double(const std::string& name) const;
+  /// True when some tensor, integer or text entry's name starts with `prefix`.
+  bool has_prefix(const std::string& prefix) const;
 };
 
 /// Writes `c` to `path` atomically. Tensors are saved contiguous, on the CPU.

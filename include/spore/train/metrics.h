@@ -22,6 +22,11 @@ class Metric {
   /// loss (undefined when not computed).
   virtual void update(const Tensor& output, const Tensor& labels, const Tensor& loss) = 0;
   virtual double value() const = 0;
+  /// What has been accumulated (counts, sums), so a checkpoint taken inside an epoch resumes
+  /// the epoch's metrics where they were; counts are exact below 2^53.
+  virtual std::vector<double> state() const = 0;
+  /// Reloads a state() of a metric of the same kind; throws spore::Error on a size mismatch.
+  virtual void load_state(const std::vector<double>& s) = 0;
 };
 
 /// Fraction of samples whose highest score is the label (ties go to the lower class index).
@@ -31,6 +36,8 @@ class Accuracy : public Metric {
   void reset() override { correct_ = total_ = 0; }
   void update(const Tensor& output, const Tensor& labels, const Tensor& loss) override;
   double value() const override;
+  std::vector<double> state() const override;
+  void load_state(const std::vector<double>& s) override;
 
  private:
   int64_t correct_ = 0, total_ = 0;
@@ -44,6 +51,8 @@ class TopKAccuracy : public Metric {
   void reset() override { correct_ = total_ = 0; }
   void update(const Tensor& output, const Tensor& labels, const Tensor& loss) override;
   double value() const override;
+  std::vector<double> state() const override;
+  void load_state(const std::vector<double>& s) override;
 
  private:
   int64_t k_;
@@ -57,6 +66,8 @@ class LossMetric : public Metric {
   void reset() override { sum_ = 0, count_ = 0; }
   void update(const Tensor& output, const Tensor& labels, const Tensor& loss) override;
   double value() const override;
+  std::vector<double> state() const override;
+  void load_state(const std::vector<double>& s) override;
 
  private:
   double sum_ = 0;
@@ -71,6 +82,8 @@ class ConfusionMatrix : public Metric {
   void reset() override;
   void update(const Tensor& output, const Tensor& labels, const Tensor& loss) override;
   double value() const override;
+  std::vector<double> state() const override;
+  void load_state(const std::vector<double>& s) override;
   /// (num_classes, num_classes) int64: row = true class, column = predicted class.
   Tensor matrix() const;
   /// Text table for logs.

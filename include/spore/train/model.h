@@ -23,6 +23,8 @@
 
 namespace spore::train {
 
+struct EpochProgress;  // src/train/resume_state.h
+
 /// loss(network output, labels) -> a 0-d mean loss.
 using LossFn = std::function<Tensor(const Tensor& output, const Tensor& labels)>;
 
@@ -60,12 +62,15 @@ class Model {
                 BatchSource* valid = nullptr);
 
   /// A snapshot (copies) of the parameters and buffers ("model."), optimizer state ("optim."),
-  /// step, position in the data (epoch, batch index in it) and the random generator's state.
-  /// The data's own settings (seed, batch size) are the caller's to record and check.
+  /// step, position in the data (epoch, batch index in it) and the random generator's state;
+  /// taken during fit, also the state of its stateful callbacks ("callback.", see
+  /// Callback::state_name) and, inside an epoch, the epoch's running metrics and loss sum
+  /// ("epoch_progress."), so a resumed epoch reports what the whole epoch would have. The
+  /// data's own settings (seed, batch size) are the caller's to record and check.
   Checkpoint checkpoint() const;
   void save_checkpoint(const std::string& path) const;
-  /// Loads everything checkpoint() saved; the next fit continues from the saved position and
-  /// reproduces the uninterrupted run's losses exactly.
+  /// Loads everything checkpoint() saved; the next fit continues from the saved position, hands
+  /// its callbacks their saved state, and reproduces the uninterrupted run's losses exactly.
   void restore(const Checkpoint& c);
   void load_checkpoint(const std::string& path);
 
@@ -91,6 +96,10 @@ class Model {
   int64_t step_ = 0;
   int64_t epoch_ = 0;          // the epoch to run next (or resume)
   int64_t batch_in_epoch_ = 0; // batches of epoch_ already done
+  // While fit runs: the callbacks whose state checkpoint() saves, and the epoch's running totals.
+  const std::vector<Callback*>* fit_callbacks_ = nullptr;
+  EpochProgress* fit_progress_ = nullptr;
+  Checkpoint resume_state_;  // restore()'s callback and epoch-progress entries, for the next fit
 };
 
 }  // namespace spore::train
