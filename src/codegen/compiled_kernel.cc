@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "codegen/compiled_kernel.h"
 
+#include <algorithm>
 #include <memory>
+#include <optional>
 #include <unordered_map>
 #include <vector>
 
@@ -80,7 +82,83 @@ void request_unit(std::span<const UnitKernel> kernels) {
       std::move(one_by_one));
 }
 
+namespace {
+
+// A row program's call as its kernel takes it (emit_cpp.h): the leading dims, the row dims
+// merged into one, each input's strides over them; nullopt when an input's strides do not merge
+// over the row dims (a broadcast over part of a row), which the interpreter runs instead.
+struct RowCall {
+  std::vector<int64_t> shape, strides;
+  int64_t rows = 1, row_len = 1;
+};
+
+std::optional<RowCall> row_call(const LoopProgram& p, std::span<const Buffer> in) {
+  int nd = 0;
+  for (const Buffer& b : in) nd = std::max(nd, b.ndim);
+  std::vector<int64_t> full(static_cast<size_t>(nd), 1);
+  for (const Buffer& b : in)
+    for (int d = 0; d < b.ndim; ++d)
+      if (b.shape[d] != 1) full[static_cast<size_t>(nd - b.ndim + d)] = b.shape[d];
+  const int lead = nd - p.row_dims;
+  if (lead < 0 || lead + 1 > kMaxRank) return std::nullopt;
+  RowCall c;
+  for (int d = 0; d < lead; ++d) {
+    c.shape.push_back(full[static_cast<size_t>(d)]);
+    c.rows *= full[static_cast<size_t>(d)];
+  }
+  for (int d = lead; d < nd; ++d) c.row_len *= full[static_cast<size_t>(d)];
+  c.shape.push_back(c.row_len);
+  const size_t cn = c.shape.size();
+  c.strides.assign(in.size() * cn, 0);
+  for (size_t k = 0; k < in.size(); ++k) {
+    const Buffer& b = in[k];
+    auto stride = [&](int d) -> int64_t {  // input k's stride along iteration dim d (0: broadcast)
+      const int id = d - (nd - b.ndim);
+      return id < 0 || b.shape[id] == 1 ? 0 : b.strides[id];
+    };
+    for (int d = 0; d < lead; ++d) c.strides[k * cn + static_cast<size_t>(d)] = stride(d);
+    // The row dims merge when each is the next one's stride times its extent (size-1 dims aside).
+    int64_t inner = 0, span = 1;
+    bool first = true;
+    for (int d = nd - 1; d >= lead; --d) {
+      if (full[static_cast<size_t>(d)] == 1) continue;
+      if (first) {
+        inner = stride(d);
+        first = false;
+      } else if (stride(d) != inner * span) {
+        return std::nullopt;
+      }
+      span *= full[static_cast<size_t>(d)];
+    }
+    c.strides[k * cn + cn - 1] = inner;
+  }
+  return c;
+}
+
+void run_compiled_rows(KernelFn fn, const LoopProgram& p, const RowCall& c, std::span<const Buffer> in,
+                       std::span<const Buffer> out) {
+  for (size_t j = 0; j < out.size(); ++j)
+    SPORE_ASSERT(out[j].dtype == p.outputs[j] && out[j].contiguous() &&
+                     out[j].numel() == (p.row_output[j] ? c.rows : c.rows * c.row_len),
+                 "compiled row program output ", j, " must be a contiguous ", dtype_name(p.outputs[j]), " buffer");
+  if (c.rows == 0) return;
+  std::vector<const void*> ip;
+  std::vector<void*> op;
+  for (const Buffer& b : in) ip.push_back(b.data);
+  for (const Buffer& b : out) op.push_back(b.data);
+  const int64_t nd = static_cast<int64_t>(c.shape.size());
+  const Schedule s = make_schedule(p, c.rows * c.row_len, kEmitTile);
+  const int64_t per_element = std::max<int64_t>(1, p.cost + static_cast<int64_t>(p.inputs.size() + p.outputs.size()));
+  const int64_t grain = std::max<int64_t>(1, runtime::kParallelGrain / (per_element * std::max<int64_t>(1, c.row_len)));
+  auto work = [&](int64_t b, int64_t e) { fn(b, e, c.shape.data(), nd, c.strides.data(), ip.data(), op.data(), c.row_len); };
+  if (s.threads > 1 && c.rows > grain) runtime::parallel_for(c.rows, grain, work);
+  else work(0, c.rows);
+}
+
+}  // namespace
+
 bool CompiledKernel::try_run(const LoopProgram& p, std::span<const Buffer> in, std::span<const Buffer> out) {
+  if (p.row_dims > 0 && fn() && !row_call(p, in)) return false;
   if (KernelFn f = fn()) {
     run_compiled(f, p, in, out);
     return true;
@@ -110,6 +188,11 @@ void run_compiled(KernelFn fn, const LoopProgram& p, std::span<const Buffer> in,
   for (size_t k = 0; k < in.size(); ++k)
     SPORE_ASSERT(in[k].dtype == p.inputs[k], "fused input ", k, " is ", dtype_name(in[k].dtype), ", the program loads ",
                  dtype_name(p.inputs[k]));
+  if (p.row_dims > 0) {
+    const std::optional<RowCall> c = row_call(p, in);
+    SPORE_ASSERT(c.has_value(), "compiled row program called with inputs whose strides do not merge over the row dims");
+    return run_compiled_rows(fn, p, *c, in, out);
+  }
   if (out.empty() || out[0].numel() == 0) return;
   for (size_t j = 0; j < out.size(); ++j)
     SPORE_ASSERT(out[j].dtype == p.outputs[j] && dense(out[j]) && same_layout(out[j], out[0]), "fused output ", j,

@@ -71,6 +71,35 @@ std::string stage_helper(bool f32, bool from_bool) {
   return os.str();
 }
 
+// The row programs' folds of a chunk into an accumulator, as the interpreter's (row_interpreter.cc):
+// sixteen partial sums combined pairwise; max / min propagating NaN.
+std::string fold_helpers(bool f32) {
+  const std::string T = f32 ? "float" : "double", S = f32 ? "_f32" : "_f64";
+  std::ostringstream os;
+  os << "static " << T << " spore_fold_sum" << S << "(" << T << " acc, const " << T << "* __restrict x, long n) {\n"
+     << "  " << T << " part[16] = {0};\n"
+     << "  long j = 0;\n"
+     << "  for (; j + 16 <= n; j += 16)\n"
+     << "    for (int q = 0; q < 16; ++q) part[q] += x[j + q];\n"
+     << "  for (int q = 0; j < n; ++j, ++q) part[q] += x[j];\n"
+     << "  for (int w = 8; w > 0; w /= 2)\n"
+     << "    for (int q = 0; q < w; ++q) part[q] += part[q + w];\n"
+     << "  return acc + part[0];\n"
+     << "}\n";
+  for (const char* f : {"max", "min"}) {
+    const char* cmp = f[1] == 'a' ? ">" : "<";
+    os << "static " << T << " spore_fold_" << f << S << "(" << T << " acc, const " << T << "* __restrict x, long n) {\n"
+       << "  for (long j = 0; j < n; ++j) {\n"
+       << "    const " << T << " v = x[j];\n"
+       << "    if (v " << cmp << " acc || v != v) acc = v;\n"
+       << "    if (acc != acc) break;\n"
+       << "  }\n"
+       << "  return acc;\n"
+       << "}\n";
+  }
+  return os.str() + "\n";
+}
+
 // Per-kernel text writer. `T` is the compute type's C++ name, `S` the math helpers' suffix.
 class KernelWriter {
  public:
@@ -214,6 +243,119 @@ class KernelWriter {
     os_ << "}\n\n";
   }
 
+
+  // A row program (loop_program.h): work items are rows. The driver (compiled_kernel.cc) passes
+  // the iteration shape as its leading dims plus one merged row dim of `rl` elements, and each
+  // input's strides over them. Per row: offsets from the row index, then the segments in order;
+  // row registers are scalars of the whole row, an element segment a loop over chunks of the
+  // row whose reduced operands go to a chunk buffer, folded after the loop (sixteen partial
+  // sums, as the interpreter folds).
+  void write_rows(const std::string& symbol, int64_t tile) {
+    const size_t ni = p_.inputs.size();
+    std::vector<char> row_reg(static_cast<size_t>(p_.num_registers), 0);
+    for (const Segment& sg : p_.segments)
+      if (sg.per_row)
+        for (int32_t at = sg.begin; at < sg.end; ++at)
+          if (p_.code[static_cast<size_t>(at)].dst >= 0) row_reg[static_cast<size_t>(p_.code[static_cast<size_t>(at)].dst)] = 1;
+    os_ << "extern \"C\" void " << symbol
+        << "(long wb, long we, const long* shape, long nd, const long* strides, const void* const* in, "
+           "void* const* out, long rl) {\n"
+        << "  const long tile = " << tile << ";\n";
+    for (size_t k = 0; k < ni; ++k) os_ << "  " << T_ << " s" << k << "[" << tile << "];\n";
+    for (size_t at = 0; at < p_.code.size(); ++at)
+      if (p_.code[at].kind == InstrKind::Reduce) os_ << "  " << T_ << " red" << at << "[" << tile << "];\n";
+    for (int32_t x = 0; x < p_.num_registers; ++x)
+      if (row_reg[static_cast<size_t>(x)]) os_ << "  " << T_ << " " << r(x) << " = " << c(0) << ";\n";
+    for (int32_t a = 0; a < p_.num_accumulators; ++a) os_ << "  " << T_ << " acc" << a << ";\n";
+    os_ << "  for (long w = wb; w < we; ++w) {\n";
+    for (size_t k = 0; k < ni; ++k) os_ << "    long off" << k << " = 0;\n";
+    os_ << "    for (long d = nd - 2, q = w; d >= 0; --d) {\n"
+        << "      const long idx = q % shape[d];\n"
+        << "      q /= shape[d];\n";
+    for (size_t k = 0; k < ni; ++k) os_ << "      off" << k << " += idx * strides[" << k << " * nd + d];\n";
+    os_ << "    }\n";
+    for (int32_t a = 0; a < p_.num_accumulators; ++a) {
+      const ReduceCode rc = p_.accumulators[static_cast<size_t>(a)];
+      os_ << "    acc" << a << " = " << (rc == ReduceCode::max ? c(-INFINITY) : rc == ReduceCode::min ? c(INFINITY) : c(0))
+          << ";\n";
+    }
+    auto load = [&](const Instr& i, const std::string& at) {
+      const std::string K = std::to_string(i.slot);
+      if (p_.inputs[static_cast<size_t>(i.slot)] == DType::Bool)
+        return r(i.dst) + " = ((const unsigned char*)in[" + K + "])[off" + K + at + "] != 0 ? " + c(1) + " : " + c(0) + ";";
+      return r(i.dst) + " = ((const " + T_ + "*)in[" + K + "])[off" + K + at + "];";
+    };
+    auto store = [&](const Instr& i, const std::string& at) {
+      const std::string J = std::to_string(i.slot);
+      if (p_.outputs[static_cast<size_t>(i.slot)] == DType::Bool)
+        return "((unsigned char*)out[" + J + "])[" + at + "] = " + r(i.a) + " != " + c(0) + " ? 1 : 0;";
+      return "((" + T_ + "*)out[" + J + "])[" + at + "] = " + r(i.a) + ";";
+    };
+    for (const Segment& sg : p_.segments) {
+      if (sg.per_row) {
+        for (int32_t at = sg.begin; at < sg.end; ++at) {
+          const Instr& i = p_.code[static_cast<size_t>(at)];
+          os_ << "    ";
+          if (i.kind == InstrKind::Load) os_ << load(i, "");
+          else if (i.kind == InstrKind::Result) os_ << r(i.dst) << " = acc" << i.slot << ";";
+          else if (i.kind == InstrKind::Store) os_ << store(i, "w");
+          else os_ << instr(i);
+          os_ << "\n";
+        }
+        continue;
+      }
+      os_ << "    for (long c0 = 0; c0 < rl; c0 += tile) {\n"
+          << "      const long n = rl - c0 < tile ? rl - c0 : tile;\n";
+      std::vector<char> loaded(ni, 0), local(static_cast<size_t>(p_.num_registers), 0);
+      for (int32_t at = sg.begin; at < sg.end; ++at) {
+        const Instr& i = p_.code[static_cast<size_t>(at)];
+        if (i.dst >= 0) local[static_cast<size_t>(i.dst)] = 1;
+        if (i.kind != InstrKind::Load || loaded[static_cast<size_t>(i.slot)]) continue;
+        loaded[static_cast<size_t>(i.slot)] = 1;
+        const std::string K = std::to_string(i.slot);
+        const bool is_bool = p_.inputs[static_cast<size_t>(i.slot)] == DType::Bool;
+        const std::string src_t = is_bool ? "unsigned char" : T_;
+        os_ << "      const " << T_ << "* p" << K << " = s" << K << ";\n"
+            << "      {\n"
+            << "        const long st = strides[" << K << " * nd + nd - 1];\n"
+            << "        const " << src_t << "* b = (const " << src_t << "*)in[" << K << "] + off" << K << " + c0 * st;\n";
+        if (!is_bool) os_ << "        if (st == 1) p" << K << " = b; else\n";
+        os_ << "        spore_stage" << (is_bool ? "_bool" : "") << S_ << "(s" << K << ", b, n, 1, st, 0, tile);\n"
+            << "      }\n";
+      }
+      os_ << "      for (long j = 0; j < n; ++j) {\n";
+      for (int32_t x = 0; x < p_.num_registers; ++x)
+        if (local[static_cast<size_t>(x)]) os_ << "        " << T_ << " " << r(x) << ";\n";
+      for (int32_t at = sg.begin; at < sg.end; ++at) {
+        const Instr& i = p_.code[static_cast<size_t>(at)];
+        os_ << "        ";
+        switch (i.kind) {
+          case InstrKind::Load: os_ << r(i.dst) << " = p" << i.slot << "[j];"; break;
+          case InstrKind::Splat: os_ << r(i.dst) << " = " << r(i.a) << ";"; break;
+          case InstrKind::Reduce: os_ << "red" << at << "[j] = " << r(i.a) << ";"; break;
+          case InstrKind::Store: os_ << store(i, "w * rl + c0 + j"); break;
+          default: os_ << instr(i); break;
+        }
+        os_ << "\n";
+      }
+      os_ << "      }\n";
+      for (int32_t at = sg.begin; at < sg.end; ++at) {
+        const Instr& i = p_.code[static_cast<size_t>(at)];
+        if (i.kind != InstrKind::Reduce) continue;
+        const auto rc = static_cast<ReduceCode>(i.code);
+        const char* f = rc == ReduceCode::max ? "max" : rc == ReduceCode::min ? "min" : "sum";
+        os_ << "      acc" << i.slot << " = spore_fold_" << f << S_ << "(acc" << i.slot << ", red" << at << ", n);\n";
+      }
+      os_ << "    }\n";
+      for (int32_t at = sg.begin; at < sg.end; ++at) {
+        const Instr& i = p_.code[static_cast<size_t>(at)];
+        if (i.kind == InstrKind::Reduce && static_cast<ReduceCode>(i.code) == ReduceCode::mean)
+          os_ << "    acc" << i.slot << " /= (" << T_ << ")rl;\n";
+      }
+    }
+    os_ << "  }\n}\n\n";
+  }
+
  private:
   // (Appending rather than "r" + to_string: g++ 12 -O3 warns a false -Wrestrict on the latter.)
   std::string r(int32_t x) const { return std::string("r").append(std::to_string(x)); }
@@ -311,6 +453,10 @@ class KernelWriter {
         if (p_.outputs[static_cast<size_t>(i.slot)] == DType::Bool)
           return "o" + std::to_string(i.slot) + "[j] = " + a + " != " + c(0) + " ? 1 : 0;";
         return "o" + std::to_string(i.slot) + "[j] = " + a + ";";
+      case InstrKind::Reduce:
+      case InstrKind::Result:
+      case InstrKind::Splat:
+        SPORE_ASSERT(false, "emit_cpp: row program instructions are written by write_rows");
     }
     return {};
   }
@@ -357,7 +503,15 @@ std::string emit_unit(std::span<const KernelDecl> kernels) {
   for (const KernelDecl& k : kernels)
     for (DType t : k.program->inputs) stages.insert({k.program->dtype == DType::Float32, t == DType::Bool});
   for (auto [f32, from_bool] : stages) os << stage_helper(f32, from_bool);
-  for (const KernelDecl& k : kernels) KernelWriter(*k.program, os).write(k.symbol, k.tile);
+  std::set<bool> folds;  // float32
+  for (const KernelDecl& k : kernels)
+    if (k.program->row_dims > 0) folds.insert(k.program->dtype == DType::Float32);
+  for (bool f32 : folds) os << fold_helpers(f32);
+  for (const KernelDecl& k : kernels) {
+    KernelWriter w(*k.program, os);
+    if (k.program->row_dims > 0) w.write_rows(k.symbol, k.tile);
+    else w.write(k.symbol, k.tile);
+  }
   return os.str();
 }
 

@@ -19,7 +19,7 @@
 namespace spore::codegen {
 
 /// Bumped whenever the emitted text or its calling convention changes (part of the cache key).
-inline constexpr int kGeneratorVersion = 5;
+inline constexpr int kGeneratorVersion = 6;
 
 /// Calls whose float outputs total at least this many bytes write them with non-temporal
 /// (streaming) stores on AVX2/AVX-512 machines: such results are far larger than the caches, and
@@ -34,6 +34,12 @@ inline constexpr long kStreamingStoreBytes = 32L << 20;
 /// chunks = ceil(shape[ndim-1] / (tile / rows)), row blocks = ceil(shape[ndim-2] / rows) per
 /// index of the outer dims. An output may be the same buffer as an input read at the same
 /// element (an in-place update); no other overlap is allowed.
+///
+/// A row program's kernel (loop_program.h) takes the same arguments with other meanings: work
+/// items are rows; `shape[0..ndim-1)` are the iteration shape's leading dims and shape[ndim-1]
+/// its row dims merged (each input's strides must merge over them, else the interpreter runs the
+/// call); `rows` is the row length. Per-row outputs hold one element per row. No input may be an
+/// output.
 using KernelFn = void (*)(int64_t begin, int64_t end, const int64_t* shape, int64_t ndim, const int64_t* strides,
                           const void* const* in, void* const* out, int64_t rows);
 

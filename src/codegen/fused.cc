@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "codegen/fused.h"
 
+#include <algorithm>
 #include <mutex>
 
 #include "codegen/loop_interpreter.h"
@@ -30,16 +31,22 @@ Bound bound(const void* attrs) {
 }
 
 // Outputs: the sub-graph's result dtypes and weak flags over the inputs' broadcast shape (every
-// op of the group has that shape, and the first op's inputs are group inputs or 0-d literals).
+// op of the group has that shape, and the first op's inputs are group inputs or 0-d literals;
+// a row program's reductions keep their dims, so the broadcast shape is their operands').
 void infer(const FusedAttrs& attrs, std::span<const TensorType> in, OutTypes& out) {
   const Bound a = bound(&attrs);
   Shape s;
   for (const TensorType& t : in) s = broadcast_shapes(s, t.shape, "fused");
   SPORE_CHECK(a.graph->outputs().size() <= static_cast<size_t>(kMaxOutputs), "[fused] sub-graph @", a.graph->name(),
               " has ", a.graph->outputs().size(), " results; a fused node has at most ", kMaxOutputs);
-  for (const ir::Output& o : a.graph->outputs()) {
-    const auto& t = std::get<ir::TensorType>(a.graph->type_of(o.value));
-    out.add(transforms::from_ir(t.dtype), s).weak = t.weak;
+  // A row program's per-row results: the iteration shape with the row dims 1.
+  Shape rows = s;
+  for (size_t d = rows.size() - std::min(rows.size(), static_cast<size_t>(a.program.row_dims)); d < rows.size(); ++d)
+    rows[d] = 1;
+  for (size_t j = 0; j < a.graph->outputs().size(); ++j) {
+    const auto& t = std::get<ir::TensorType>(a.graph->type_of(a.graph->outputs()[j].value));
+    const bool per_row = a.program.row_dims > 0 && a.program.row_output[j];
+    out.add(transforms::from_ir(t.dtype), per_row ? rows : s).weak = t.weak;
   }
 }
 
@@ -75,7 +82,9 @@ void run(const void* attrs, std::span<const Buffer> in, std::span<const Buffer> 
     return;
   }
   runtime::profile::note_variant(kInterpretedVariant);
-  run_loop_program(p, make_schedule(p, out.empty() ? 0 : out[0].numel()), in, out);
+  int64_t numel = 0;  // the iteration space's (a row program's first output may be per row)
+  for (const Buffer& b : out) numel = std::max(numel, b.numel());
+  run_loop_program(p, make_schedule(p, numel), in, out);
 }
 
 // Transforms without a rule for `fused` (and backends without its kernel) run the ops it holds.
@@ -94,8 +103,11 @@ const Primitive& fused_def() {
     q.decomposition = decompose;
     // Layout-agnostic: it iterates in its outputs' memory order (codegen/geometry.h), so a plan
     // may store any of its operands or results channels-last.
+    // Row programs walk rows of the row-major iteration space, so they take none.
     q.add_kernel({.device = DeviceType::CPU, .name = "fused", .run = run,
-                  .takes_channels_last = [](const void*, std::span<const TensorType>, int) { return true; }});
+                  .takes_channels_last = [](const void* a, std::span<const TensorType>, int) {
+                    return bound(a).program.row_dims == 0;
+                  }});
     return q;
   }();
   return p;
@@ -151,6 +163,8 @@ const Primitive& fused_primitive() { return fused_def(); }
 
 bool fused_in_place_safe(const void* attrs) {
   const LoopProgram& p = bound(attrs).program;
+  // A row program reads its inputs again in later segments, after earlier ones stored.
+  if (p.row_dims > 0) return false;
   std::vector<bool> loaded(static_cast<size_t>(p.num_registers), false);
   for (const Instr& i : p.code) {
     if (i.kind == InstrKind::Load) loaded[static_cast<size_t>(i.dst)] = true;

@@ -7,19 +7,14 @@
 #include <vector>
 
 #include "codegen/geometry.h"
+#include "codegen/tile_io.h"
 #include "runtime/parallel.h"
 #include "spore/error.h"
 
 namespace spore::codegen {
 namespace {
 
-template <class T>
-T element(const char* p, DType dt) {
-  if (dt == DType::Bool) return *reinterpret_cast<const uint8_t*>(p) != 0 ? T(1) : T(0);
-  T v;
-  std::memcpy(&v, p, sizeof(T));
-  return v;
-}
+using detail::element;
 
 template <class T>
 class Runner {
@@ -43,60 +38,10 @@ class Runner {
   }
 
  private:
-  static const TileOps<T>& ops() {
-    if constexpr (std::is_same_v<T, float>) return tile_kernels().f32;
-    else return tile_kernels().f64;
-  }
+  static const TileOps<T>& ops() { return detail::tile_ops_for<T>(); }
 
-  // Element offset of flat output index `i` in input k, and the multi-index (for gathers).
-  int64_t offset(size_t k, std::array<int64_t, kMaxRank>& idx, int64_t i) const {
-    int64_t off = 0;
-    for (int d = g_.ndim - 1; d >= 0; --d) {
-      idx[d] = i % g_.shape[d];
-      i /= g_.shape[d];
-      off += idx[d] * g_.strides[k][d];
-    }
-    return off;
-  }
-
-  // Copies `len` elements of input k from flat index `start` into dst, converting bools to 0/1.
-  void gather(size_t k, int64_t start, int64_t len, T* dst) const {
-    const Buffer& b = in_[k];
-    const char* base = static_cast<const char*>(b.data);
-    const int64_t isz = static_cast<int64_t>(dtype_size(b.dtype));
-    if (g_.ndim == 0) {
-      const T v = element<T>(base, b.dtype);
-      std::fill(dst, dst + len, v);
-      return;
-    }
-    std::array<int64_t, kMaxRank> idx{};
-    const int nd = g_.ndim;
-    const int64_t inner = g_.shape[nd - 1], s = g_.strides[k][nd - 1];
-    int64_t off = offset(k, idx, start);
-    for (int64_t pos = 0; pos < len;) {
-      const int64_t seg = std::min(inner - idx[nd - 1], len - pos);
-      const char* src = base + off * isz;
-      if (s == 0) {
-        std::fill(dst + pos, dst + pos + seg, element<T>(src, b.dtype));
-      } else if (s == 1 && b.dtype != DType::Bool) {
-        std::memcpy(dst + pos, src, static_cast<size_t>(seg) * sizeof(T));
-      } else {
-        for (int64_t j = 0; j < seg; ++j) dst[pos + j] = element<T>(src + j * s * isz, b.dtype);
-      }
-      pos += seg;
-      // Next row: carry the multi-index and recompute the offset.
-      off += seg * s;
-      idx[nd - 1] += seg;
-      for (int d = nd - 1; d > 0 && idx[d] == g_.shape[d]; --d) {
-        idx[d] = 0;
-        ++idx[d - 1];
-      }
-      if (idx[nd - 1] == 0) {
-        off = 0;
-        for (int d = 0; d < nd; ++d) off += idx[d] * g_.strides[k][d];
-      }
-    }
-  }
+  int64_t offset(size_t k, std::array<int64_t, kMaxRank>& idx, int64_t i) const { return detail::offset(g_, k, idx, i); }
+  void gather(size_t k, int64_t start, int64_t len, T* dst) const { detail::gather(g_, k, in_[k], start, len, dst); }
 
   void work(int64_t tb, int64_t te) const {
     const int64_t tile = s_.tile, lanes = s_.lanes;
@@ -140,14 +85,6 @@ class Runner {
             break;
           }
           case InstrKind::Const: break;
-          case InstrKind::Unary: ops_.unary[i.code](rp[i.a], buf(i.dst), npad, cpu::UnaryParams{i.pa, i.pb}); break;
-          case InstrKind::Binary: ops_.binary[i.code](rp[i.a], rp[i.b], buf(i.dst), npad); break;
-          case InstrKind::Compare: ops_.compare[i.code](rp[i.a], rp[i.b], buf(i.dst), npad); break;
-          case InstrKind::Logical: ops_.logical[i.code](rp[i.a], rp[i.b], buf(i.dst), npad); break;
-          case InstrKind::Predicate: ops_.predicate[i.code](rp[i.a], buf(i.dst), npad); break;
-          case InstrKind::Where: ops_.where(rp[i.a], rp[i.b], rp[i.c], buf(i.dst), npad); break;
-          case InstrKind::Clamp: ops_.clamp(rp[i.a], rp[i.b], rp[i.c], buf(i.dst), npad); break;
-          case InstrKind::Lerp: ops_.lerp(rp[i.a], rp[i.b], rp[i.c], buf(i.dst), npad); break;
           case InstrKind::Store: {
             const Buffer& o = out_[static_cast<size_t>(i.slot)];
             const T* src = rp[i.a];
@@ -159,6 +96,9 @@ class Runner {
             }
             break;
           }
+          default:
+            detail::run_op(ops_, i, rp, buf(i.dst), npad);
+            break;
         }
         if (i.kind != InstrKind::Load && i.kind != InstrKind::Const && i.kind != InstrKind::Store) rp[i.dst] = buf(i.dst);
       }
@@ -183,6 +123,7 @@ void run_loop_program(const LoopProgram& p, const Schedule& s, std::span<const B
   for (size_t k = 0; k < in.size(); ++k)
     SPORE_ASSERT(in[k].dtype == p.inputs[k], "fused input ", k, " is ", dtype_name(in[k].dtype), ", the program loads ",
                  dtype_name(p.inputs[k]));
+  if (p.row_dims > 0) return detail::run_row_program(p, s, in, out);
   if (out.empty() || out[0].numel() == 0) return;  // (an empty tensor's strides need not be contiguous ones)
   for (size_t j = 0; j < out.size(); ++j) {
     SPORE_ASSERT(out[j].dtype == p.outputs[j] && dense(out[j]), "fused output ", j, " must be a dense ",

@@ -37,6 +37,7 @@ constexpr const char* kBinaryNames[] = {
 };
 constexpr const char* kCompareNames[] = {"equal", "not_equal", "less", "less_equal", "greater", "greater_equal"};
 constexpr const char* kLogicalNames[] = {"logical_and", "logical_or", "logical_xor"};
+constexpr const char* kReduceNames[] = {"sum", "mean", "max", "min"};
 constexpr const char* kPredicateNames[] = {"isnan", "isinf", "isfinite", "logical_not", "to_bool"};
 
 bool transcendental(cpu::UnaryOp op) {
@@ -138,7 +139,41 @@ DType compute_dtype_of(const ir::Node& n, std::span<const ir::Type> input_types)
   return DType::Bool;
 }
 
+namespace detail {
+
+std::optional<Instr> op_instr(const ir::Graph& g, size_t k, int32_t* cost) {
+  const ir::Node& n = *g.nodes()[k];
+  std::vector<ir::Type> in_types;
+  for (ir::ValueRef v : n.inputs()) in_types.push_back(g.type_of(v));
+  const std::string problem = lowering_problem(n, in_types);
+  SPORE_CHECK(problem.empty(), "[fused] node ", k, " of sub-graph @", g.name(), ": ", problem,
+              "; the fusion pass leaves such nodes outside fused groups");
+  const OpRow& row = table().find(n.op())->second;
+  *cost += row.cost;
+  const ir::DType in0 = std::get<ir::TensorType>(in_types[0]).dtype;
+  const ir::DType out = std::get<ir::TensorType>(n.outputs()[0]).dtype;
+  // copy, and casts that keep the register's value (bool -> float is 0/1 already), alias
+  // their operand's register.
+  const bool identity = row.operands == Operands::Identity ||
+                        (row.operands == Operands::Cast && !(is_float(in0) && out == ir::DType::Bool));
+  if (identity) return std::nullopt;
+  Instr in{.kind = row.kind, .code = row.code, .node = static_cast<int32_t>(k)};
+  if (row.kind == InstrKind::Unary) {
+    const auto& a = *static_cast<const prims::UnaryAttrs*>(n.attrs());
+    in.pa = a.a;
+    in.pb = a.b;
+  }
+  return in;
+}
+
+}  // namespace detail
+
 LoopProgram lower(const ir::Graph& g) {
+  for (const ir::NodePtr& n : g.nodes()) {
+    std::vector<ir::Type> in_types;
+    for (ir::ValueRef v : n->inputs()) in_types.push_back(g.type_of(v));
+    if (row_reduction_dims(*n, in_types) > 0) return detail::lower_rows(g);
+  }
   LoopProgram p;
   // The compute type: the one float dtype of the group.
   std::optional<ir::DType> fl;
@@ -210,22 +245,10 @@ LoopProgram lower(const ir::Graph& g) {
   for (size_t k = 0; k < nn; ++k) {
     const ir::Node& n = *g.nodes()[k];
     if (n.op() == transforms::kConstantOp) continue;
-    std::vector<ir::Type> in_types;
-    for (ir::ValueRef v : n.inputs()) in_types.push_back(g.type_of(v));
-    const std::string problem = lowering_problem(n, in_types);
-    SPORE_CHECK(problem.empty(), "[fused] node ", k, " of sub-graph @", g.name(), ": ", problem,
-                "; the fusion pass leaves such nodes outside fused groups");
-    const OpRow& row = table().find(n.op())->second;
-    p.cost += row.cost;
     std::array<int32_t, 3> src{-1, -1, -1};
     for (size_t j = 0; j < n.inputs().size(); ++j) src[j] = reg[vid(n.inputs()[j])];
-    const ir::DType in0 = std::get<ir::TensorType>(in_types[0]).dtype;
-    const ir::DType out = std::get<ir::TensorType>(n.outputs()[0]).dtype;
-    // copy, and casts that keep the register's value (bool -> float is 0/1 already), alias
-    // their operand's register: no instruction.
-    const bool identity = row.operands == Operands::Identity ||
-                          (row.operands == Operands::Cast && !(is_float(in0) && out == ir::DType::Bool));
-    if (identity) {
+    const std::optional<Instr> op = detail::op_instr(g, k, &p.cost);
+    if (!op) {  // an alias of its operand: no instruction
       define(np + k, src[0]);
       release(src[0]);
       continue;
@@ -234,12 +257,11 @@ LoopProgram lower(const ir::Graph& g) {
       if (s >= 0) release(s);
     const int32_t r = fresh(false);
     define(np + k, r);
-    Instr in{.kind = row.kind, .code = row.code, .dst = r, .a = src[0], .b = src[1], .c = src[2], .node = static_cast<int32_t>(k)};
-    if (row.kind == InstrKind::Unary) {
-      const auto& a = *static_cast<const prims::UnaryAttrs*>(n.attrs());
-      in.pa = a.a;
-      in.pb = a.b;
-    }
+    Instr in = *op;
+    in.dst = r;
+    in.a = src[0];
+    in.b = src[1];
+    in.c = src[2];
     p.code.push_back(in);
     if (live[static_cast<size_t>(r)] == 0) free_regs.push_back(r);  // an unused value
   }
@@ -254,8 +276,12 @@ LoopProgram lower(const ir::Graph& g) {
 std::string LoopProgram::str() const {
   std::ostringstream os;
   os << "loop program (" << dtype_name(dtype) << ", " << num_registers << " registers, cost " << cost << ")\n";
-  auto r = [](int32_t x) { return detail::cat("r", x); };
-  for (const Instr& i : code) {
+  auto r = [](int32_t x) { return spore::detail::cat("r", x); };
+  if (row_dims > 0) os << "  rows over the last " << row_dims << " dims, " << num_accumulators << " accumulators\n";
+  for (size_t at = 0; at < code.size(); ++at) {
+    const Instr& i = code[at];
+    for (const Segment& sg : segments)
+      if (sg.begin == static_cast<int32_t>(at)) os << (sg.per_row ? " per row:\n" : " per element:\n");
     os << "  ";
     switch (i.kind) {
       case InstrKind::Load: os << r(i.dst) << " = load in" << i.slot << " (" << dtype_name(inputs[i.slot]) << ")"; break;
@@ -272,6 +298,9 @@ std::string LoopProgram::str() const {
       case InstrKind::Clamp: os << r(i.dst) << " = clamp " << r(i.a) << ", " << r(i.b) << ", " << r(i.c); break;
       case InstrKind::Lerp: os << r(i.dst) << " = lerp " << r(i.a) << ", " << r(i.b) << ", " << r(i.c); break;
       case InstrKind::Store: os << "store out" << i.slot << " (" << dtype_name(outputs[i.slot]) << ") = " << r(i.a); break;
+      case InstrKind::Reduce: os << "acc" << i.slot << " " << kReduceNames[i.code] << "= " << r(i.a); break;
+      case InstrKind::Result: os << r(i.dst) << " = result acc" << i.slot; break;
+      case InstrKind::Splat: os << r(i.dst) << " = splat " << r(i.a); break;
     }
     os << "\n";
   }

@@ -10,6 +10,8 @@
 //
 // Registers hold the compute dtype (float32 or float64); boolean values live in it as 0 and 1.
 #include <cstdint>
+#include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -31,6 +33,20 @@ enum class InstrKind : uint8_t {
   Clamp,      // dst = clamp(a, b, c)
   Lerp,       // dst = lerp(a, b, c)
   Store,      // output[slot] at this element = a (as 0/1 for a bool output)
+  // Row programs only (below):
+  Reduce,     // accumulator[slot] = ReduceCode(code)(accumulator[slot], a over this tile's elements)
+  Result,     // dst = accumulator[slot] (a row segment: this row's finished reduction)
+  Splat,      // dst = row register a, the same for every element of this row's tile
+};
+
+/// What a Reduce instruction folds its row into (reduce_mean divides the sum by the row length
+/// when the row is finished).
+enum class ReduceCode : uint8_t { sum, mean, max, min };
+
+/// A row program's straight-line pieces, run in order for each row (see LoopProgram).
+struct Segment {
+  bool per_row = false;  // true: once per row (row registers); false: over the row's elements
+  int32_t begin = 0, end = 0;  // instruction range in LoopProgram::code
 };
 
 /// One register instruction. Registers are indices into the program's register file.
@@ -59,6 +75,23 @@ struct LoopProgram {
   /// for the schedule's threading threshold.
   int32_t cost = 0;
 
+  /// A row program (row_dims > 0) holds reductions over the iteration shape's last row_dims
+  /// dims (keepdims), read back by later ops: softmax, layer_norm and their gradients in one
+  /// pass over memory. The iteration shape S is the inputs' broadcast shape, a row its last
+  /// row_dims dims; values are either per element or per row (shape S with the row dims 1).
+  /// For each row the segments run in order: a per-row segment computes row values (loads of
+  /// per-row inputs, literals, ops on them, finished reductions as Result, stores of per-row
+  /// outputs), an element segment walks the row in tiles (loads, ops, row values as Splat,
+  /// Reduce into accumulators, stores of per-element outputs). An element value a later
+  /// segment needs is computed again there (from the inputs, which are still in cache), so
+  /// element registers never outlive their segment; row registers do. Row outputs have shape S
+  /// with the row dims 1. 0 is an elementwise program: one element segment, no segments listed.
+  int32_t row_dims = 0;
+  std::vector<Segment> segments;
+  int32_t num_accumulators = 0;
+  std::vector<ReduceCode> accumulators;  // per accumulator
+  std::vector<bool> row_output;          // per output: stored once per row
+
   /// Readable listing, one instruction a line (tests, SPORE_DUMP_KERNELS later).
   std::string str() const;
 };
@@ -76,6 +109,21 @@ DType compute_dtype_of(const ir::Node& n, std::span<const ir::Type> input_types)
 
 /// Lowers a fused group's closed sub-graph. Throws spore::Error naming the node and op that the
 /// loop program cannot express (and saying which ops it can), or a graph mixing float dtypes.
+/// A sub-graph with a row reduction (row_reduction_dims) lowers to a row program.
 LoopProgram lower(const ir::Graph& g);
+
+/// The number of trailing dims node `n` reduces when it is a reduction a row program can hold
+/// (reduce_sum / reduce_mean / reduce_max / reduce_min over the last dims of a float operand,
+/// keepdims, not all of them of size 1), else 0.
+int row_reduction_dims(const ir::Node& n, std::span<const ir::Type> input_types);
+
+namespace detail {
+/// Node k of `g` as an instruction (registers unset; its cost added to *cost), or nullopt when
+/// it is an alias of its first operand (copy, casts that keep the value). Throws when the loop
+/// program cannot express it.
+std::optional<Instr> op_instr(const ir::Graph& g, size_t k, int32_t* cost);
+/// lower() for a sub-graph holding row reductions (row_program.cc).
+LoopProgram lower_rows(const ir::Graph& g);
+}  // namespace detail
 
 }  // namespace spore::codegen

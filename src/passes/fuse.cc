@@ -2,12 +2,14 @@
 #include "passes/fuse.h"
 
 #include <algorithm>
+#include <optional>
 
 #include "codegen/fused.h"
 #include "codegen/loop_program.h"
 #include "passes/dce.h"
 #include "passes/graph_editor.h"
 #include "spore/error.h"
+#include "transforms/ir_bridge.h"
 
 namespace spore::passes {
 namespace {
@@ -18,9 +20,34 @@ struct Member {
   bool ok = false;
   DType dtype = DType::Bool;  // the float type it computes in, Bool when only bools
   std::vector<ir::Dim> shape;
+  int rdims = 0;                  // a row reduction: the trailing dims it reduces
+  std::vector<ir::Dim> in_shape;  // a row reduction: its operand's shape
 };
 
 bool compatible(DType a, DType b) { return a == b || a == DType::Bool || b == DType::Bool; }
+
+// A group's iteration shape, and the trailing dims its row reductions reduce (0: none yet).
+struct Desc {
+  std::vector<ir::Dim> shape;
+  int rdims = 0;
+};
+
+std::vector<ir::Dim> row_shape(std::vector<ir::Dim> s, int r) {
+  for (size_t d = s.size() - std::min(s.size(), static_cast<size_t>(r)); d < s.size(); ++d) s[d] = 1;
+  return s;
+}
+
+// The group that holds both: the same iteration shape, or one side holding only per-row values
+// (the other's shape with its row dims 1) of a side with row reductions.
+std::optional<Desc> merge(const Desc& a, const Desc& b) {
+  if (a.rdims > 0 && b.rdims > 0 && a.rdims != b.rdims) return std::nullopt;
+  const int r = std::max(a.rdims, b.rdims);
+  if (a.shape == b.shape) return Desc{a.shape, r};
+  if (r == 0) return std::nullopt;
+  if (b.rdims == 0 && b.shape == row_shape(a.shape, r)) return Desc{a.shape, r};
+  if (a.rdims == 0 && a.shape == row_shape(b.shape, r)) return Desc{b.shape, r};
+  return std::nullopt;
+}
 
 class Fuser {
  public:
@@ -30,6 +57,7 @@ class Fuser {
     classify();
     find_users();
     group();
+    absorb_row_producers();
     split();
     return emit();
   }
@@ -43,8 +71,14 @@ class Fuser {
       const ir::Node& n = *nodes_[k];
       std::vector<ir::Type> in;
       for (ir::ValueRef v : n.inputs()) in.push_back(g_->type_of(v));
+      const auto& out = std::get<ir::TensorType>(n.outputs()[0]).shape;
+      if (const int r = codegen::row_reduction_dims(n, in); r > 0) {
+        cand_[k] = {true, transforms::from_ir(std::get<ir::TensorType>(in[0]).dtype), out, r,
+                    std::get<ir::TensorType>(in[0]).shape};
+        continue;
+      }
       if (!codegen::lowering_problem(n, in).empty()) continue;
-      cand_[k] = {true, codegen::compute_dtype_of(n, in), std::get<ir::TensorType>(n.outputs()[0]).shape};
+      cand_[k] = {true, codegen::compute_dtype_of(n, in), out, 0, {}};
     }
   }
 
@@ -131,23 +165,26 @@ class Fuser {
       if (!cand_[k].ok) continue;
       std::vector<int> chosen;
       DType dt = cand_[k].dtype;
+      Desc desc = cand_[k].rdims > 0 ? Desc{cand_[k].in_shape, cand_[k].rdims} : Desc{cand_[k].shape, 0};
       for (ir::ValueRef v : nodes_[k]->inputs()) {
         if (v.node == ir::ValueRef::kParam) continue;
         const int gi = group_of_[static_cast<size_t>(v.node)];
         if (gi < 0 || std::count(chosen.begin(), chosen.end(), gi)) continue;
         if (mask_of_materialized(k, gi)) continue;
-        if (shape_[gi] != cand_[k].shape || !compatible(dtype_[gi], dt)) continue;
+        const std::optional<Desc> both = merge(desc, desc_[gi]);
+        if (!both || !compatible(dtype_[gi], dt)) continue;
         std::vector<int> trial = chosen;
         trial.push_back(gi);
         if (!acyclic(trial, k)) continue;
         chosen = std::move(trial);
+        desc = *both;
         if (dt == DType::Bool) dt = dtype_[gi];
       }
       int target;
       if (chosen.empty()) {
         target = static_cast<int>(members_.size());
         members_.emplace_back();
-        shape_.push_back(cand_[k].shape);
+        desc_.push_back(desc);
         dtype_.push_back(dt);
       } else {
         target = chosen[0];
@@ -159,10 +196,43 @@ class Fuser {
           members_[chosen[i]].clear();
         }
         dtype_[target] = dt;
+        desc_[target] = desc;
       }
       group_of_[k] = target;
       members_[target].push_back(k);
       std::sort(members_[target].begin(), members_[target].end());
+    }
+  }
+
+  // A group of per-row values (1 / sqrt(var + eps) of a per-row input) forms before any row
+  // reduction says which dims are the rows, so it cannot join the full-size ops reading it when
+  // they are grouped; once a row group exists, it takes such producers in.
+  void absorb_row_producers() {
+    for (size_t gi = 0; gi < members_.size(); ++gi) {
+      if (desc_[gi].rdims == 0) continue;
+      const std::vector<ir::Dim> row = row_shape(desc_[gi].shape, desc_[gi].rdims);
+      for (bool more = true; more;) {
+        more = false;
+        for (size_t m : members_[gi]) {
+          for (ir::ValueRef v : nodes_[m]->inputs()) {
+            if (v.node == ir::ValueRef::kParam) continue;
+            const int h = group_of_[static_cast<size_t>(v.node)];
+            if (h < 0 || h == static_cast<int>(gi) || desc_[h].rdims != 0 || desc_[h].shape != row ||
+                !compatible(dtype_[h], dtype_[gi]) || !acyclic({static_cast<int>(gi), h}, m))
+              continue;
+            for (size_t x : members_[h]) {
+              group_of_[x] = static_cast<int>(gi);
+              members_[gi].push_back(x);
+            }
+            members_[h].clear();
+            if (dtype_[gi] == DType::Bool) dtype_[gi] = dtype_[h];
+            std::sort(members_[gi].begin(), members_[gi].end());
+            more = true;
+            break;
+          }
+          if (more) break;
+        }
+      }
     }
   }
 
@@ -194,22 +264,33 @@ class Fuser {
     return false;
   }
 
+  // Whether a chunk of a row group is still one kernel: it holds a row reduction (a row
+  // program), or its values all have one shape (an elementwise program).
+  bool one_kernel(const std::vector<size_t>& chunk) const {
+    if (std::any_of(chunk.begin(), chunk.end(), [&](size_t m) { return cand_[m].rdims > 0; })) return true;
+    return std::all_of(chunk.begin(), chunk.end(), [&](size_t m) { return cand_[m].shape == cand_[chunk[0]].shape; });
+  }
+
   // Final groups: two ops or more computing a float type, each with at most kMaxOutputs
-  // outputs (dispatch returns that many); a larger group is cut in topological order, which
+  // outputs (dispatch returns that many); a group with more is cut in topological order, which
   // cannot create a cycle since no outside node sits between its members.
   void split() {
     chunk_of_.assign(n_, -1);
     for (size_t gi = 0; gi < members_.size(); ++gi) {
       if (members_[gi].size() < 2 || dtype_[gi] == DType::Bool) continue;
+      // The whole group when its outputs fit: a prefix of it may have more values read by later
+      // members than the whole has results (a row group's per-row values), so cutting greedily
+      // would split groups that need no split.
       std::vector<std::vector<size_t>> chunks(1);
-      for (size_t m : members_[gi]) {
+      if (outputs_of(members_[gi]).size() <= static_cast<size_t>(kMaxOutputs)) chunks[0] = members_[gi];
+      for (size_t m : chunks[0].empty() ? members_[gi] : std::vector<size_t>{}) {
         auto trial = chunks.back();
         trial.push_back(m);
         if (outputs_of(trial).size() <= static_cast<size_t>(kMaxOutputs)) chunks.back() = std::move(trial);
         else chunks.push_back({m});
       }
       for (auto& c : chunks) {
-        if (c.size() < 2 || !has_float(c)) continue;
+        if (c.size() < 2 || !has_float(c) || !one_kernel(c)) continue;
         for (size_t m : c) chunk_of_[m] = static_cast<int>(chunks_.size());
         chunks_.push_back(std::move(c));
       }
@@ -329,7 +410,7 @@ class Fuser {
   std::vector<Member> cand_;
   std::vector<int> group_of_;
   std::vector<std::vector<size_t>> members_;
-  std::vector<std::vector<ir::Dim>> shape_;
+  std::vector<Desc> desc_;
   std::vector<DType> dtype_;
   std::vector<char> mark_, seen_;
   std::vector<std::vector<size_t>> users_;

@@ -211,13 +211,14 @@ graph @main(%0: data float32[4], %1: data bool[]) {
 }
 
 TEST(PassFuse, NeverMergesAroundAnOutsideNode) {
-  // %3 feeds the reduction %4, whose broadcast result %5 meets %3 again in %6: fusing %3 with
-  // %6 would put the reduction both before and after the group. %5 and %6 fuse instead.
+  // %3 feeds the reduction %4 (over the columns: not a row reduction, so it stays unfused),
+  // whose broadcast result %5 meets %3 again in %6: fusing %3 with %6 would put the reduction
+  // both before and after the group. %6 and %7 fuse instead.
   EXPECT_EQ(fuse(R"(
 graph @main(%0: data float32[2, 3]) {
   %3 = exp{a=0, b=0}(%0) : float32[2, 3]
-  %4 = reduce_sum{axes=[1], keepdims=true, correction=0}(%3) : float32[2, 1]
-  %5 = log{a=0, b=0}(%4) : float32[2, 1]
+  %4 = reduce_sum{axes=[0], keepdims=true, correction=0}(%3) : float32[1, 3]
+  %5 = log{a=0, b=0}(%4) : float32[1, 3]
   %6 = div{}(%3, %5) : float32[2, 3]
   %7 = tanh{a=0, b=0}(%6) : float32[2, 3]
   return %7
@@ -225,10 +226,10 @@ graph @main(%0: data float32[2, 3]) {
             canon(R"(
 graph @main(%0: data float32[2, 3]) {
   %1 = exp{a=0, b=0}(%0) : float32[2, 3]
-  %2 = reduce_sum{axes=[1], keepdims=true, correction=0}(%1) : float32[2, 1]
-  %3 = log{a=0, b=0}(%2) : float32[2, 1]
+  %2 = reduce_sum{axes=[0], keepdims=true, correction=0}(%1) : float32[1, 3]
+  %3 = log{a=0, b=0}(%2) : float32[1, 3]
   %4 = fused{}(%1, %3) : float32[2, 3] {
-    graph @fused(%0: data float32[2, 3], %1: data float32[2, 1]) {
+    graph @fused(%0: data float32[2, 3], %1: data float32[1, 3]) {
       %2 = div{}(%0, %1) : float32[2, 3]
       %3 = tanh{a=0, b=0}(%2) : float32[2, 3]
       return %3

@@ -1,0 +1,157 @@
+// SPDX-License-Identifier: Apache-2.0
+// The fusion pass with row reductions (passes/fuse.h): reductions over trailing dims (keepdims)
+// join the elementwise ops around them in one row program; other reductions stay out. Text IR in,
+// text IR out, and whole gradients run fused against the unfused graph.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+
+#include "codegen/fused.h"
+#include "ir/printer.h"
+#include "pass_text.h"
+#include "passes/fuse.h"
+#include "passes/pipeline.h"
+#include "spore/spore.h"
+#include "trace_program.h"
+#include "transforms/interpreter.h"
+
+namespace spore::passes {
+namespace {
+
+std::string fuse(const std::string& text) {
+  codegen::register_fused_ir_op();
+  return ir::print_graph(*fuse_elementwise(testing::parse(text)));
+}
+std::string canon(const std::string& text) {
+  codegen::register_fused_ir_op();
+  return testing::canonical(text);
+}
+
+// layer_norm's input gradient: the per-row mean of dy * gamma and the ops reading it back are
+// one node; gamma's gradient, a reduction over the rows, reads the product from outside it.
+TEST(PassFuseRows, AReductionOverTheLastDimJoinsTheOpsAroundIt) {
+  EXPECT_EQ(fuse(R"(
+graph @main(%0: data float32[4, 8], %1: data float32[4, 8], %2: data float32[8], %3: data float32[4, 1]) {
+  %4 = mul{}(%1, %2) : float32[4, 8]
+  %5 = reduce_mean{axes=[1], keepdims=true, correction=0}(%4) : float32[4, 1]
+  %6 = sub{}(%4, %5) : float32[4, 8]
+  %7 = mul{}(%6, %3) : float32[4, 8]
+  %8 = reduce_sum{axes=[0], keepdims=false, correction=0}(%4) : float32[8]
+  return %7, %8
+})"),
+            canon(R"(
+graph @main(%0: data float32[4, 8], %1: data float32[4, 8], %2: data float32[8], %3: data float32[4, 1]) {
+  %4, %5 = fused{}(%1, %2, %3) : float32[4, 8], float32[4, 8] {
+    graph @fused(%0: data float32[4, 8], %1: data float32[8], %2: data float32[4, 1]) {
+      %3 = mul{}(%0, %1) : float32[4, 8]
+      %4 = reduce_mean{axes=[1], keepdims=true, correction=0}(%3) : float32[4, 1]
+      %5 = sub{}(%3, %4) : float32[4, 8]
+      %6 = mul{}(%5, %2) : float32[4, 8]
+      return %3, %6
+    }
+  }
+  %6 = reduce_sum{axes=[0], keepdims=false, correction=0}(%4) : float32[8]
+  return %5, %6
+})"));
+}
+
+// Per-row values computed from per-row inputs (1 / sqrt(var + eps)) join the group of the
+// full-size ops that read them, and a per-row result leaves it with its reduced shape.
+TEST(PassFuseRows, PerRowOpsJoinAndPerRowResultsLeave) {
+  EXPECT_EQ(fuse(R"(
+graph @main(%0: data float32[2, 3, 16], %1: data float32[2, 3, 1]) {
+  %2 = constant{dtype=float32, weak=true, f=1e-05, i=0}() : ~float32[]
+  %3 = add{}(%1, %2) : float32[2, 3, 1]
+  %4 = rsqrt{a=0, b=0}(%3) : float32[2, 3, 1]
+  %5 = mul{}(%0, %4) : float32[2, 3, 16]
+  %6 = reduce_max{axes=[2], keepdims=true, correction=0}(%5) : float32[2, 3, 1]
+  %7 = sub{}(%5, %6) : float32[2, 3, 16]
+  return %7, %6
+})"),
+            canon(R"(
+graph @main(%0: data float32[2, 3, 16], %1: data float32[2, 3, 1]) {
+  %2, %3 = fused{}(%1, %0) : float32[2, 3, 1], float32[2, 3, 16] {
+    graph @fused(%0: data float32[2, 3, 1], %1: data float32[2, 3, 16]) {
+      %2 = constant{dtype=float32, weak=true, f=1e-05, i=0}() : ~float32[]
+      %3 = add{}(%0, %2) : float32[2, 3, 1]
+      %4 = rsqrt{a=0, b=0}(%3) : float32[2, 3, 1]
+      %5 = mul{}(%1, %4) : float32[2, 3, 16]
+      %6 = reduce_max{axes=[2], keepdims=true, correction=0}(%5) : float32[2, 3, 1]
+      %7 = sub{}(%5, %6) : float32[2, 3, 16]
+      return %6, %7
+    }
+  }
+  return %3, %2
+})"));
+}
+
+// Reductions over leading dims, without keepdims, or over a dim of size 1 are not row
+// reductions: they stay unfused and split the elementwise ops into separate groups.
+TEST(PassFuseRows, OtherReductionsStayOut) {
+  const std::string text = R"(
+graph @main(%0: data float32[4, 8], %1: data float32[4, 1]) {
+  %2 = exp{a=0, b=0}(%0) : float32[4, 8]
+  %3 = reduce_sum{axes=[1], keepdims=false, correction=0}(%2) : float32[4]
+  %4 = reduce_sum{axes=[0], keepdims=true, correction=0}(%2) : float32[1, 8]
+  %5 = reduce_sum{axes=[1], keepdims=true, correction=0}(%1) : float32[4, 1]
+  %6 = mul{}(%1, %5) : float32[4, 1]
+  return %3, %4, %6
+})";
+  EXPECT_EQ(fuse(text), canon(text));
+}
+
+TEST(PassFuseRows, TwoReductionsOverDifferentDimsAreTwoGroups) {
+  const std::string out = fuse(R"(
+graph @main(%0: data float32[4, 3, 8]) {
+  %1 = exp{a=0, b=0}(%0) : float32[4, 3, 8]
+  %2 = reduce_sum{axes=[2], keepdims=true, correction=0}(%1) : float32[4, 3, 1]
+  %3 = div{}(%1, %2) : float32[4, 3, 8]
+  %4 = reduce_sum{axes=[1, 2], keepdims=true, correction=0}(%3) : float32[4, 1, 1]
+  %5 = mul{}(%3, %4) : float32[4, 3, 8]
+  return %5
+})");
+  // exp, the row sum and the quotient are one group; the second reduction reduces other dims,
+  // so it and the product it feeds are another.
+  size_t groups = 0;
+  for (size_t at = out.find("fused{}"); at != std::string::npos; at = out.find("fused{}", at + 1)) ++groups;
+  EXPECT_EQ(groups, 2u) << out;
+}
+
+// Whole gradients through the level-2 pipeline: the fused graph holds row programs and gives
+// the unfused graph's values (to the rounding of a different summation order).
+TEST(PassFuseRows, SoftmaxAndLayerNormGradientsMatchTheUnfusedGraph) {
+  auto f = [](const std::vector<Tensor>& x) {
+    auto loss = [](const Tensor& v, const Tensor& w, const Tensor& b) {
+      Tensor h = ops::layer_norm(v, {v.shape().back()}, w, b, 1e-5);
+      Tensor s = ops::softmax(ops::matmul(h, ops::transpose(h, 1, 2)) * 0.25, -1);
+      return ops::sum(ops::matmul(s, h) * v);
+    };
+    return grad(loss, {0, 1, 2})(x[0], x[1], x[2]);
+  };
+  std::mt19937 rng(5);
+  std::normal_distribution<float> nd(0.f, 1.f);
+  auto rnd = [&](Shape s) {
+    Tensor t = Tensor::empty(s, DType::Float32);
+    for (int64_t i = 0; i < t.numel(); ++i) t.data<float>()[i] = nd(rng);
+    return t;
+  };
+  const std::vector<Tensor> in{rnd({2, 16, 32}), rnd({32}), rnd({32})};
+  const ir::GraphPtr g = spore::testing::trace_program(f, in).graph;
+  const ir::GraphPtr o = optimize(g, 2);
+  int rows = 0;
+  for (const ir::NodePtr& n : o->nodes())
+    if (n->op() == codegen::kFusedOp)
+      for (const ir::NodePtr& m : n->subgraphs()[0]->nodes()) rows += m->op().rfind("reduce_", 0) == 0;
+  EXPECT_GE(rows, 3) << "expected the softmax and layer_norm gradients' row sums fused:\n" << ir::print_graph(*o);
+  const auto want = transforms::interpret(*g, in), got = transforms::interpret(*o, in);
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t j = 0; j < got.size(); ++j) {
+    const auto a = got[j].to_vector<float>(), b = want[j].to_vector<float>();
+    ASSERT_EQ(a.size(), b.size());
+    for (size_t i = 0; i < a.size(); ++i) EXPECT_NEAR(a[i], b[i], 2e-4 * std::max(1.f, std::fabs(b[i]))) << "output " << j << " element " << i;
+  }
+}
+
+}  // namespace
+}  // namespace spore::passes
