@@ -112,6 +112,40 @@ void BM_compiled_gelu_bias_sigmoid_16M(benchmark::State& st) {
 }
 BENCHMARK(BM_compiled_gelu_bias_sigmoid_16M)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
 
+// Row fusion (issue 4: fused row reductions): the gradient of sum(softmax(layer_norm(x)) * t)
+// over 4096 rows of 1024 floats, under jit. Level 2 fuses each backward's row sums with the ops
+// around them (one row program for softmax's backward, one for layer_norm's, compiled here);
+// level 1 runs the reductions and elementwise ops apart. torch_bench.py times the same step
+// eager (forward and backward).
+Tensor row_loss(const Tensor& x, const Tensor& w, const Tensor& b, const Tensor& t) {
+  return ops::sum(ops::softmax(ops::layer_norm(x, {x.shape().back()}, w, b), -1) * t);
+}
+
+void run_row_grad(benchmark::State& st, const char* level) {
+  set_num_threads(2);
+  st.counters["threads"] = 2;
+  Tensor x = ops::normal({4096, 1024}), w = ops::normal({1024}), b = ops::normal({1024}), t = ops::normal({4096, 1024});
+  setenv("SPORE_OPT_LEVEL", level, 1);
+  auto f = jit(
+      [](const Tensor& x, const Tensor& w, const Tensor& b, const Tensor& t) {
+        auto [v, g] = value_and_grad(row_loss, {0, 1, 2})(x, w, b, t);
+        return std::vector<Tensor>{v, g[0], g[1], g[2]};
+      },
+      std::string("row_grad_O") + level);
+  const int64_t loaded = kernels_loaded(), failed = codegen::compile_failures();
+  benchmark::DoNotOptimize(f(x, w, b, t));
+  unsetenv("SPORE_OPT_LEVEL");
+  codegen::wait_for_compiles();
+  if (level[0] == '2' && !compiled_or_skip(st, loaded, failed)) return;
+  benchmark::DoNotOptimize(f(x, w, b, t));
+  for (auto _ : st) benchmark::DoNotOptimize(f(x, w, b, t));
+}
+
+void BM_row_fused_layer_norm_softmax_grad_4096x1024(benchmark::State& st) { run_row_grad(st, "2"); }
+BENCHMARK(BM_row_fused_layer_norm_softmax_grad_4096x1024)->Unit(benchmark::kMillisecond)->UseRealTime();
+void BM_row_unfused_layer_norm_softmax_grad_4096x1024(benchmark::State& st) { run_row_grad(st, "1"); }
+BENCHMARK(BM_row_unfused_layer_norm_softmax_grad_4096x1024)->Unit(benchmark::kMillisecond)->UseRealTime();
+
 // From a fused node's first call (jit tracing and passes included, on 4K elements) until its
 // compiled kernel is loaded. range(0): 0 no compiler (jit + interpreter only), 1 cold cache (a
 // fresh directory: the compiler runs), 2 warm cache (a fresh directory holding a copy of the

@@ -66,6 +66,16 @@ def main():
             out[f"fused_gelu_bias_sigmoid_16M/{t}"] = {
                 "threads": t, "us": median_time(lambda: F.gelu(x * w + b) * torch.sigmoid(z))}
         torch.set_num_threads(2)
+    # The row-fusion figure: value and gradients of sum(softmax(layer_norm(x)) * t), eager.
+    x = torch.randn(4096, 1024, requires_grad=True)
+    w, b = torch.randn(1024, requires_grad=True), torch.randn(1024, requires_grad=True)
+    t = torch.randn(4096, 1024)
+
+    def row_grad():
+        loss = (torch.softmax(F.layer_norm(x, (1024,), w, b), -1) * t).sum()
+        return torch.autograd.grad(loss, (x, w, b))
+
+    out["row_fused_layer_norm_softmax_grad_4096x1024"] = {"threads": 2, "us": median_time(row_grad)}
     json.dump(out, sys.stdout)
 
 
