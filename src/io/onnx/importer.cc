@@ -290,6 +290,7 @@ LoadedModel import_onnx_bytes(std::string_view bytes, const std::string& what, c
 
   transforms::SymbolicTrace trace("main");
   std::vector<Tensor> results;
+  onnx_detail::ImportConstants constants;
   {
     autodiff::FrameGuard open(&trace);
     const int depth = frame_depth(&trace);

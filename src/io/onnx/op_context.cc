@@ -23,14 +23,48 @@ std::vector<T> eager_values(const Tensor& t, DType dt) {
 }
 }  // namespace
 
+namespace {
+thread_local ImportConstants* t_constants = nullptr;
+
+// Constants up to this size are shared (hashing them is cheap next to tracing); larger ones (a
+// counted loop's iteration numbers) are made once per trace.
+constexpr int64_t kMaxInternedBytes = int64_t{1} << 20;
+}  // namespace
+
+ImportConstants::ImportConstants() : prev_(t_constants) { t_constants = this; }
+ImportConstants::~ImportConstants() { t_constants = prev_; }
+
+Tensor ImportConstants::intern(const Tensor& t) {
+  if (!t.defined() || t.device().type != DeviceType::CPU) return t;  // (a meta tensor has no values)
+  const Tensor c = t.contiguous();
+  const auto bytes = static_cast<size_t>(c.numel()) * c.itemsize();
+  if (static_cast<int64_t>(bytes) > kMaxInternedBytes) return t;
+  const std::string_view data(static_cast<const char*>(c.data_ptr()), bytes);
+  size_t h = std::hash<std::string_view>{}(data) ^ (static_cast<size_t>(c.dtype()) * 0x9e3779b97f4a7c15ULL) ^
+             (c.weak() ? 0x51ed27 : 0);
+  for (Dim d : c.shape()) h = h * 31 + static_cast<size_t>(d);
+  auto [lo, hi] = by_hash_.equal_range(h);
+  for (auto it = lo; it != hi; ++it) {
+    const Tensor& u = it->second;
+    if (u.dtype() == c.dtype() && u.weak() == c.weak() && u.shape() == c.shape() &&
+        std::string_view(static_cast<const char*>(u.data_ptr()), bytes) == data)
+      return u;
+  }
+  by_hash_.emplace(h, c);
+  return c;
+}
+
 Tensor at_import(const std::function<Tensor()>& f) {
+  // Interned with the traces still set aside: comparing reads the values (contiguous() inside a
+  // trace would be traced).
+  auto made = [&] { return t_constants ? t_constants->intern(f()) : f(); };
   auto frames = autodiff::active_frames();
   for (size_t i = 0; i < frames.size(); ++i)
     if (frames[i]->kind() == autodiff::Frame::Kind::Symbolic) {
-      autodiff::SuspendAbove eager(static_cast<int>(i));
-      return f();
+      autodiff::SuspendAbove suspend(static_cast<int>(i));
+      return made();
     }
-  return f();
+  return made();
 }
 
 void OpContext::fail(const std::string& msg) const {

@@ -4,6 +4,7 @@
 // trace, or concrete when known at import time) and typed attribute access with the spec's
 // defaults. Mappings are written with public ops, so each is exact where the op is.
 #include <functional>
+#include <unordered_map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -98,8 +99,27 @@ const OpEntry* find_op(const std::string& op_type, int opset);
 std::vector<std::string> supported_op_types();
 
 /// Runs `f` with every symbolic trace set aside, so the tensors it makes are concrete values
-/// known at import time (constants the mappings build: iteration numbers, index tables).
+/// known at import time (constants the mappings build: iteration numbers, index tables). While
+/// an ImportConstants is alive, equal results (dtype, shape, weak flag and bytes) are the same
+/// tensor: a control-flow body is traced more than once, and a constant its mapping makes anew
+/// on each trace would otherwise be a new capture each time (the traces' operand lists would
+/// differ, as they did for a Loop inside an If).
 Tensor at_import(const std::function<Tensor()>& f);
+
+/// The table at_import shares its results through, for one import (on this thread).
+class ImportConstants {
+ public:
+  ImportConstants();
+  ~ImportConstants();
+  ImportConstants(const ImportConstants&) = delete;
+  ImportConstants& operator=(const ImportConstants&) = delete;
+  /// `t`, or an earlier constant equal to it.
+  Tensor intern(const Tensor& t);
+
+ private:
+  ImportConstants* prev_;
+  std::unordered_multimap<size_t, Tensor> by_hash_;
+};
 
 /// Normalizes an ONNX axis (negative counts from the end) against `rank`, naming the node.
 int64_t axis_of(const OpContext& c, int64_t axis, int64_t rank);
