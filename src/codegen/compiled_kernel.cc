@@ -7,6 +7,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "backends/cpu/reduce_kernels.h"
 #include "codegen/compiler.h"
 #include "codegen/geometry.h"
 #include "codegen/schedule.h"
@@ -135,16 +136,31 @@ std::optional<RowCall> row_call(const LoopProgram& p, std::span<const Buffer> in
   return c;
 }
 
+// The fold loops a row kernel calls (emit_cpp.cc's spore_folds_*): the unfused reductions' own.
+template <class T>
+struct RowFolds {
+  T (*sum)(const T*, int64_t);
+  T (*max)(const T*, int64_t);
+  T (*min)(const T*, int64_t);
+};
+
+const void* row_folds(DType dt) {
+  static const RowFolds<float> f32{cpu::reduce_kernels().sum_f32, cpu::reduce_kernels().max_f32, cpu::reduce_kernels().min_f32};
+  static const RowFolds<double> f64{cpu::reduce_kernels().sum_f64, cpu::reduce_kernels().max_f64, cpu::reduce_kernels().min_f64};
+  return dt == DType::Float64 ? static_cast<const void*>(&f64) : static_cast<const void*>(&f32);
+}
+
 void run_compiled_rows(KernelFn fn, const LoopProgram& p, const RowCall& c, std::span<const Buffer> in,
                        std::span<const Buffer> out) {
   for (size_t j = 0; j < out.size(); ++j)
-    SPORE_ASSERT(out[j].dtype == p.outputs[j] && out[j].contiguous() &&
+    SPORE_ASSERT(out[j].dtype == p.outputs[j] && (out[j].numel() == 0 || out[j].contiguous()) &&
                      out[j].numel() == (p.row_output[j] ? c.rows : c.rows * c.row_len),
                  "compiled row program output ", j, " must be a contiguous ", dtype_name(p.outputs[j]), " buffer");
   if (c.rows == 0) return;
   std::vector<const void*> ip;
   std::vector<void*> op;
   for (const Buffer& b : in) ip.push_back(b.data);
+  ip.push_back(row_folds(p.dtype));
   for (const Buffer& b : out) op.push_back(b.data);
   const int64_t nd = static_cast<int64_t>(c.shape.size());
   const Schedule s = make_schedule(p, c.rows * c.row_len, kEmitTile);

@@ -71,33 +71,12 @@ std::string stage_helper(bool f32, bool from_bool) {
   return os.str();
 }
 
-// The row programs' folds of a chunk into an accumulator, as the interpreter's (row_interpreter.cc):
-// sixteen partial sums combined pairwise; max / min propagating NaN.
-std::string fold_helpers(bool f32) {
+// The row programs' fold loops, passed by the driver (compiled_kernel.cc, RowFolds): the unfused
+// reductions' own vector loops, so a compiled row sum has the unfused sum's bits.
+std::string fold_types(bool f32) {
   const std::string T = f32 ? "float" : "double", S = f32 ? "_f32" : "_f64";
-  std::ostringstream os;
-  os << "static " << T << " spore_fold_sum" << S << "(" << T << " acc, const " << T << "* __restrict x, long n) {\n"
-     << "  " << T << " part[16] = {0};\n"
-     << "  long j = 0;\n"
-     << "  for (; j + 16 <= n; j += 16)\n"
-     << "    for (int q = 0; q < 16; ++q) part[q] += x[j + q];\n"
-     << "  for (int q = 0; j < n; ++j, ++q) part[q] += x[j];\n"
-     << "  for (int w = 8; w > 0; w /= 2)\n"
-     << "    for (int q = 0; q < w; ++q) part[q] += part[q + w];\n"
-     << "  return acc + part[0];\n"
-     << "}\n";
-  for (const char* f : {"max", "min"}) {
-    const char* cmp = f[1] == 'a' ? ">" : "<";
-    os << "static " << T << " spore_fold_" << f << S << "(" << T << " acc, const " << T << "* __restrict x, long n) {\n"
-       << "  for (long j = 0; j < n; ++j) {\n"
-       << "    const " << T << " v = x[j];\n"
-       << "    if (v " << cmp << " acc || v != v) acc = v;\n"
-       << "    if (acc != acc) break;\n"
-       << "  }\n"
-       << "  return acc;\n"
-       << "}\n";
-  }
-  return os.str() + "\n";
+  return "typedef struct { " + T + " (*sum)(const " + T + "*, long); " + T + " (*max)(const " + T + "*, long); " + T +
+         " (*min)(const " + T + "*, long); } spore_folds" + S + ";\n\n";
 }
 
 // Per-kernel text writer. `T` is the compute type's C++ name, `S` the math helpers' suffix.
@@ -251,6 +230,7 @@ class KernelWriter {
   // row whose reduced operands go to a chunk buffer, folded after the loop (sixteen partial
   // sums, as the interpreter folds).
   void write_rows(const std::string& symbol, int64_t tile) {
+    SPORE_ASSERT(kRowFoldChunk % tile == 0, "emit_cpp: a row kernel's chunk ", tile, " must divide the fold chunk");
     const size_t ni = p_.inputs.size();
     std::vector<char> row_reg(static_cast<size_t>(p_.num_registers), 0);
     for (const Segment& sg : p_.segments)
@@ -262,11 +242,13 @@ class KernelWriter {
            "void* const* out, long rl) {\n"
         << "  const long tile = " << tile << ";\n";
     for (size_t k = 0; k < ni; ++k) os_ << "  " << T_ << " s" << k << "[" << tile << "];\n";
-    for (size_t at = 0; at < p_.code.size(); ++at)
-      if (p_.code[at].kind == InstrKind::Reduce) os_ << "  " << T_ << " red" << at << "[" << tile << "];\n";
+    // Each reduction's open chunk of the row, folded by the unfused reductions' loops (the
+    // driver passes them after the inputs: emit_cpp.h).
+    os_ << "  const spore_folds" << S_ << "* F = (const spore_folds" << S_ << "*)in[" << ni << "];\n";
+    for (int32_t a = 0; a < p_.num_accumulators; ++a) os_ << "  " << T_ << " red" << a << "[" << kRowFoldChunk << "];\n";
     for (int32_t x = 0; x < p_.num_registers; ++x)
       if (row_reg[static_cast<size_t>(x)]) os_ << "  " << T_ << " " << r(x) << " = " << c(0) << ";\n";
-    for (int32_t a = 0; a < p_.num_accumulators; ++a) os_ << "  " << T_ << " acc" << a << ";\n";
+    for (int32_t a = 0; a < p_.num_accumulators; ++a) os_ << "  " << T_ << " acc" << a << ";\n  int any" << a << ";\n";
     os_ << "  for (long w = wb; w < we; ++w) {\n";
     for (size_t k = 0; k < ni; ++k) os_ << "    long off" << k << " = 0;\n";
     os_ << "    for (long d = nd - 2, q = w; d >= 0; --d) {\n"
@@ -277,7 +259,7 @@ class KernelWriter {
     for (int32_t a = 0; a < p_.num_accumulators; ++a) {
       const ReduceCode rc = p_.accumulators[static_cast<size_t>(a)];
       os_ << "    acc" << a << " = " << (rc == ReduceCode::max ? c(-INFINITY) : rc == ReduceCode::min ? c(INFINITY) : c(0))
-          << ";\n";
+          << ";\n    any" << a << " = 0;\n";
     }
     auto load = [&](const Instr& i, const std::string& at) {
       const std::string K = std::to_string(i.slot);
@@ -332,19 +314,32 @@ class KernelWriter {
         switch (i.kind) {
           case InstrKind::Load: os_ << r(i.dst) << " = p" << i.slot << "[j];"; break;
           case InstrKind::Splat: os_ << r(i.dst) << " = " << r(i.a) << ";"; break;
-          case InstrKind::Reduce: os_ << "red" << at << "[j] = " << r(i.a) << ";"; break;
+          case InstrKind::Reduce: os_ << "red" << i.slot << "[c0 % " << kRowFoldChunk << " + j] = " << r(i.a) << ";"; break;
           case InstrKind::Store: os_ << store(i, "w * rl + c0 + j"); break;
           default: os_ << instr(i); break;
         }
         os_ << "\n";
       }
       os_ << "      }\n";
+      // A full chunk, or the row's end: fold the chunk (its reduction by the unfused loop, then
+      // combined with the chunks before it, as prims/reduce_engine.h combines them).
       for (int32_t at = sg.begin; at < sg.end; ++at) {
         const Instr& i = p_.code[static_cast<size_t>(at)];
         if (i.kind != InstrKind::Reduce) continue;
         const auto rc = static_cast<ReduceCode>(i.code);
+        const std::string A = std::to_string(i.slot), m = "(c0 % " + std::to_string(kRowFoldChunk) + " + n)";
         const char* f = rc == ReduceCode::max ? "max" : rc == ReduceCode::min ? "min" : "sum";
-        os_ << "      acc" << i.slot << " = spore_fold_" << f << S_ << "(acc" << i.slot << ", red" << at << ", n);\n";
+        os_ << "      if (" << m << " == " << kRowFoldChunk << " || c0 + n == rl) {\n"
+            << "        " << T_ << " b = F->" << f << "(red" << A << ", " << m << ");\n";
+        if (rc == ReduceCode::max || rc == ReduceCode::min) {
+          const char* cmp = rc == ReduceCode::max ? ">" : "<";
+          os_ << "        acc" << A << " = !any" << A << " ? b : ((b " << cmp << " acc" << A << " || b != b) && acc" << A
+              << " == acc" << A << " ? b : acc" << A << ");\n";
+        } else {
+          os_ << "        b = " << c(0) << " + b;\n"
+              << "        acc" << A << " = any" << A << " ? acc" << A << " + b : b;\n";
+        }
+        os_ << "        any" << A << " = 1;\n      }\n";
       }
       os_ << "    }\n";
       for (int32_t at = sg.begin; at < sg.end; ++at) {
@@ -471,17 +466,21 @@ class KernelWriter {
 
 }  // namespace
 
+bool emits(const Instr& i) {
+  if (i.kind == InstrKind::Unary) return unary_helper(static_cast<UnaryOp>(i.code)) != "?";
+  if (i.kind == InstrKind::Binary) {
+    const auto op = static_cast<BinaryOp>(i.code);
+    return op != BinaryOp::pow && op != BinaryOp::atan2;
+  }
+  return true;
+}
+
 std::string emit_problem(const LoopProgram& p) {
   if (p.dtype != DType::Float32 && p.dtype != DType::Float64) return "compute type is not float32/float64";
-  for (const Instr& i : p.code) {
-    if (i.kind == InstrKind::Unary && unary_helper(static_cast<UnaryOp>(i.code)) == "?")
-      return "unary op #" + std::to_string(i.code) + " (node " + std::to_string(i.node) + ") has no emitted port";
-    if (i.kind == InstrKind::Binary) {
-      const auto op = static_cast<BinaryOp>(i.code);
-      if (op == BinaryOp::pow || op == BinaryOp::atan2)
-        return "binary op #" + std::to_string(i.code) + " (node " + std::to_string(i.node) + ") has no emitted port";
-    }
-  }
+  for (const Instr& i : p.code)
+    if (!emits(i))
+      return std::string(i.kind == InstrKind::Unary ? "unary" : "binary") + " op #" + std::to_string(i.code) + " (node " +
+             std::to_string(i.node) + ") has no emitted port";
   return {};
 }
 
@@ -506,7 +505,7 @@ std::string emit_unit(std::span<const KernelDecl> kernels) {
   std::set<bool> folds;  // float32
   for (const KernelDecl& k : kernels)
     if (k.program->row_dims > 0) folds.insert(k.program->dtype == DType::Float32);
-  for (bool f32 : folds) os << fold_helpers(f32);
+  for (bool f32 : folds) os << fold_types(f32);
   for (const KernelDecl& k : kernels) {
     KernelWriter w(*k.program, os);
     if (k.program->row_dims > 0) w.write_rows(k.symbol, k.tile);

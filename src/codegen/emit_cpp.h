@@ -19,7 +19,7 @@
 namespace spore::codegen {
 
 /// Bumped whenever the emitted text or its calling convention changes (part of the cache key).
-inline constexpr int kGeneratorVersion = 6;
+inline constexpr int kGeneratorVersion = 7;
 
 /// Calls whose float outputs total at least this many bytes write them with non-temporal
 /// (streaming) stores on AVX2/AVX-512 machines: such results are far larger than the caches, and
@@ -38,13 +38,17 @@ inline constexpr long kStreamingStoreBytes = 32L << 20;
 /// A row program's kernel (loop_program.h) takes the same arguments with other meanings: work
 /// items are rows; `shape[0..ndim-1)` are the iteration shape's leading dims and shape[ndim-1]
 /// its row dims merged (each input's strides must merge over them, else the interpreter runs the
-/// call); `rows` is the row length. Per-row outputs hold one element per row. No input may be an
-/// output.
+/// call); `rows` is the row length; in[inputs] is the table of fold loops (compiled_kernel.cc's
+/// RowFolds: the unfused reductions' vector loops). Per-row outputs hold one element per row. No
+/// input may be an output.
 using KernelFn = void (*)(int64_t begin, int64_t end, const int64_t* shape, int64_t ndim, const int64_t* strides,
                           const void* const* in, void* const* out, int64_t rows);
 
 /// Why `p` cannot be emitted (the first op without a faithful port), or empty when it can.
 std::string emit_problem(const LoopProgram& p);
+/// Whether instruction `i` has a faithful port (the fusion pass keeps ops without one out of row
+/// groups, which would otherwise stay on the interpreter for good).
+bool emits(const Instr& i);
 
 /// One kernel of a translation unit.
 struct KernelDecl {

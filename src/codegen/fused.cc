@@ -51,16 +51,23 @@ void infer(const FusedAttrs& attrs, std::span<const TensorType> in, OutTypes& ou
 }
 
 Cost cost(const FusedAttrs& attrs, std::span<const TensorType> in, std::span<const TensorType> out) {
+  // Per element of the iteration space: the inputs' broadcast shape (a row program's first
+  // output may be per row).
+  Shape s;
+  for (const TensorType& t : in) s = broadcast_shapes(s, t.shape, "fused");
   double n = 1;
-  if (!out.empty())
-    for (Dim d : out[0].shape) n *= is_symbolic(d) ? 1 : static_cast<double>(d);
+  for (Dim d : s) n *= is_symbolic(d) ? 1 : static_cast<double>(d);
   double bytes = 0;
   for (const auto& t : in) {
     double m = 1;
     for (Dim d : t.shape) m *= is_symbolic(d) ? 1 : static_cast<double>(d);
     bytes += m * static_cast<double>(dtype_size(t.dtype));
   }
-  for (const auto& t : out) bytes += n * static_cast<double>(dtype_size(t.dtype));
+  for (const auto& t : out) {
+    double m = 1;
+    for (Dim d : t.shape) m *= is_symbolic(d) ? 1 : static_cast<double>(d);
+    bytes += m * static_cast<double>(dtype_size(t.dtype));
+  }
   return {n * (attrs.program ? attrs.program->cost : 1), bytes};
 }
 

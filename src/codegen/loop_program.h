@@ -43,6 +43,11 @@ enum class InstrKind : uint8_t {
 /// when the row is finished).
 enum class ReduceCode : uint8_t { sum, mean, max, min };
 
+/// A row's reduction folds chunks of this many elements, each by the unfused reductions' vector
+/// loop, combined in order: the unfused reduce_sum's order on a contiguous row (its kChunk), so
+/// fused and unfused sums agree bit for bit.
+inline constexpr int64_t kRowFoldChunk = 8192;
+
 /// A row program's straight-line pieces, run in order for each row (see LoopProgram).
 struct Segment {
   bool per_row = false;  // true: once per row (row registers); false: over the row's elements
@@ -55,7 +60,7 @@ struct Instr {
   uint8_t code = 0;
   int32_t dst = -1;
   int32_t a = -1, b = -1, c = -1;
-  int32_t slot = -1;    // Load: input index; Store: output index
+  int32_t slot = -1;    // Load: input index; Store: output index; Reduce, Result: accumulator
   double imm = 0;       // Const
   double pa = 0, pb = 0;  // Unary parameters (leaky_relu slope, elu alpha, softplus beta/threshold)
   /// The sub-graph node the instruction comes from (-1: a parameter or an output), for messages.
@@ -68,7 +73,8 @@ struct LoopProgram {
   std::vector<DType> outputs;    // per output: dtype (the compute type or Bool)
   /// Loads first (one register each, never reused: the interpreter may point a load's register
   /// straight at the input, or fill it once when the input is a broadcast scalar), then literals
-  /// (never reused either), then the body in the sub-graph's order, then the stores.
+  /// (never reused either), then the body in the sub-graph's order, then the stores. (A row
+  /// program orders and reuses registers per segment instead: see row_dims.)
   std::vector<Instr> code;
   int32_t num_registers = 0;
   /// Relative arithmetic cost of one element (1 per simple op, more for transcendental ones),

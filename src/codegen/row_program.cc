@@ -96,6 +96,15 @@ LoopProgram lower_rows(const ir::Graph& g) {
   }
   SPORE_CHECK(p.row_dims > 0, "[fused] sub-graph @", g.name(), " has no row reduction");
   const int r = p.row_dims;
+  // The kernels take the iteration shape from the inputs' broadcast, so each must broadcast into
+  // the reductions' operand shape (a parsed node may say otherwise).
+  for (size_t v = 0; v < np; ++v) {
+    const std::vector<ir::Dim>& s = shape_of(type_of(v));
+    bool fits = s.size() <= full.size();
+    for (size_t d = 0; fits && d < s.size(); ++d) fits = s[d] == 1 || s[d] == full[full.size() - s.size() + d];
+    SPORE_CHECK(fits, "[fused] input ", v, " of sub-graph @", g.name(), " is ", ir::type_str(type_of(v)),
+                ", which does not broadcast into the row program's iteration shape (its reductions' operand shape)");
+  }
 
   // Per value: per row or per element; the segment level (how many reductions deep it is).
   std::vector<char> row(np + nn, 0), reduce(np + nn, 0);

@@ -7,6 +7,7 @@
 #include "codegen/fused.h"
 #include "codegen/loop_program.h"
 #include "passes/dce.h"
+#include "passes/fuse_rows.h"
 #include "passes/graph_editor.h"
 #include "spore/error.h"
 #include "transforms/ir_bridge.h"
@@ -22,32 +23,14 @@ struct Member {
   std::vector<ir::Dim> shape;
   int rdims = 0;                  // a row reduction: the trailing dims it reduces
   std::vector<ir::Dim> in_shape;  // a row reduction: its operand's shape
+  bool emitted = true;            // has a port in the C++ emitter (row groups hold only those)
 };
 
 bool compatible(DType a, DType b) { return a == b || a == DType::Bool || b == DType::Bool; }
 
-// A group's iteration shape, and the trailing dims its row reductions reduce (0: none yet).
-struct Desc {
-  std::vector<ir::Dim> shape;
-  int rdims = 0;
-};
-
-std::vector<ir::Dim> row_shape(std::vector<ir::Dim> s, int r) {
-  for (size_t d = s.size() - std::min(s.size(), static_cast<size_t>(r)); d < s.size(); ++d) s[d] = 1;
-  return s;
-}
-
-// The group that holds both: the same iteration shape, or one side holding only per-row values
-// (the other's shape with its row dims 1) of a side with row reductions.
-std::optional<Desc> merge(const Desc& a, const Desc& b) {
-  if (a.rdims > 0 && b.rdims > 0 && a.rdims != b.rdims) return std::nullopt;
-  const int r = std::max(a.rdims, b.rdims);
-  if (a.shape == b.shape) return Desc{a.shape, r};
-  if (r == 0) return std::nullopt;
-  if (b.rdims == 0 && b.shape == row_shape(a.shape, r)) return Desc{a.shape, r};
-  if (a.rdims == 0 && a.shape == row_shape(b.shape, r)) return Desc{b.shape, r};
-  return std::nullopt;
-}
+using fuse_rows::Desc;
+using fuse_rows::merge;
+using fuse_rows::row_shape;
 
 class Fuser {
  public:
@@ -73,12 +56,13 @@ class Fuser {
       for (ir::ValueRef v : n.inputs()) in.push_back(g_->type_of(v));
       const auto& out = std::get<ir::TensorType>(n.outputs()[0]).shape;
       if (const int r = codegen::row_reduction_dims(n, in); r > 0) {
-        cand_[k] = {true, transforms::from_ir(std::get<ir::TensorType>(in[0]).dtype), out, r,
-                    std::get<ir::TensorType>(in[0]).shape};
+        const auto& operand = std::get<ir::TensorType>(in[0]).shape;
+        if (fuse_rows::worth_a_row_group(operand, r))
+          cand_[k] = {true, transforms::from_ir(std::get<ir::TensorType>(in[0]).dtype), out, r, operand, true};
         continue;
       }
       if (!codegen::lowering_problem(n, in).empty()) continue;
-      cand_[k] = {true, codegen::compute_dtype_of(n, in), out, 0, {}};
+      cand_[k] = {true, codegen::compute_dtype_of(n, in), out, 0, {}, fuse_rows::emitted(*g_, k)};
     }
   }
 
@@ -166,6 +150,7 @@ class Fuser {
       std::vector<int> chosen;
       DType dt = cand_[k].dtype;
       Desc desc = cand_[k].rdims > 0 ? Desc{cand_[k].in_shape, cand_[k].rdims} : Desc{cand_[k].shape, 0};
+      bool unported = !cand_[k].emitted;
       for (ir::ValueRef v : nodes_[k]->inputs()) {
         if (v.node == ir::ValueRef::kParam) continue;
         const int gi = group_of_[static_cast<size_t>(v.node)];
@@ -173,11 +158,13 @@ class Fuser {
         if (mask_of_materialized(k, gi)) continue;
         const std::optional<Desc> both = merge(desc, desc_[gi]);
         if (!both || !compatible(dtype_[gi], dt)) continue;
+        if (both->rdims > 0 && (unported || unported_[gi])) continue;
         std::vector<int> trial = chosen;
         trial.push_back(gi);
         if (!acyclic(trial, k)) continue;
         chosen = std::move(trial);
         desc = *both;
+        unported = unported || unported_[gi];
         if (dt == DType::Bool) dt = dtype_[gi];
       }
       int target;
@@ -186,6 +173,7 @@ class Fuser {
         members_.emplace_back();
         desc_.push_back(desc);
         dtype_.push_back(dt);
+        unported_.push_back(unported);
       } else {
         target = chosen[0];
         for (size_t i = 1; i < chosen.size(); ++i) {
@@ -197,6 +185,7 @@ class Fuser {
         }
         dtype_[target] = dt;
         desc_[target] = desc;
+        unported_[target] = unported;
       }
       group_of_[k] = target;
       members_[target].push_back(k);
@@ -213,11 +202,12 @@ class Fuser {
       const std::vector<ir::Dim> row = row_shape(desc_[gi].shape, desc_[gi].rdims);
       for (bool more = true; more;) {
         more = false;
-        for (size_t m : members_[gi]) {
+        for (size_t mi = 0; mi < members_[gi].size() && !more; ++mi) {
+          const size_t m = members_[gi][mi];
           for (ir::ValueRef v : nodes_[m]->inputs()) {
             if (v.node == ir::ValueRef::kParam) continue;
             const int h = group_of_[static_cast<size_t>(v.node)];
-            if (h < 0 || h == static_cast<int>(gi) || desc_[h].rdims != 0 || desc_[h].shape != row ||
+            if (h < 0 || h == static_cast<int>(gi) || desc_[h].rdims != 0 || desc_[h].shape != row || unported_[h] ||
                 !compatible(dtype_[h], dtype_[gi]) || !acyclic({static_cast<int>(gi), h}, m))
               continue;
             for (size_t x : members_[h]) {
@@ -230,7 +220,6 @@ class Fuser {
             more = true;
             break;
           }
-          if (more) break;
         }
       }
     }
@@ -282,12 +271,15 @@ class Fuser {
       // members than the whole has results (a row group's per-row values), so cutting greedily
       // would split groups that need no split.
       std::vector<std::vector<size_t>> chunks(1);
-      if (outputs_of(members_[gi]).size() <= static_cast<size_t>(kMaxOutputs)) chunks[0] = members_[gi];
-      for (size_t m : chunks[0].empty() ? members_[gi] : std::vector<size_t>{}) {
-        auto trial = chunks.back();
-        trial.push_back(m);
-        if (outputs_of(trial).size() <= static_cast<size_t>(kMaxOutputs)) chunks.back() = std::move(trial);
-        else chunks.push_back({m});
+      if (outputs_of(members_[gi]).size() <= static_cast<size_t>(kMaxOutputs)) {
+        chunks[0] = members_[gi];
+      } else {
+        for (size_t m : members_[gi]) {
+          auto trial = chunks.back();
+          trial.push_back(m);
+          if (outputs_of(trial).size() <= static_cast<size_t>(kMaxOutputs)) chunks.back() = std::move(trial);
+          else chunks.push_back({m});
+        }
       }
       for (auto& c : chunks) {
         if (c.size() < 2 || !has_float(c) || !one_kernel(c)) continue;
@@ -411,6 +403,7 @@ class Fuser {
   std::vector<int> group_of_;
   std::vector<std::vector<size_t>> members_;
   std::vector<Desc> desc_;
+  std::vector<char> unported_;  // per group: holds an op without an emitted port
   std::vector<DType> dtype_;
   std::vector<char> mark_, seen_;
   std::vector<std::vector<size_t>> users_;

@@ -32,26 +32,26 @@ std::string canon(const std::string& text) {
 // one node; gamma's gradient, a reduction over the rows, reads the product from outside it.
 TEST(PassFuseRows, AReductionOverTheLastDimJoinsTheOpsAroundIt) {
   EXPECT_EQ(fuse(R"(
-graph @main(%0: data float32[4, 8], %1: data float32[4, 8], %2: data float32[8], %3: data float32[4, 1]) {
-  %4 = mul{}(%1, %2) : float32[4, 8]
-  %5 = reduce_mean{axes=[1], keepdims=true, correction=0}(%4) : float32[4, 1]
-  %6 = sub{}(%4, %5) : float32[4, 8]
-  %7 = mul{}(%6, %3) : float32[4, 8]
-  %8 = reduce_sum{axes=[0], keepdims=false, correction=0}(%4) : float32[8]
+graph @main(%0: data float32[64, 32], %1: data float32[64, 32], %2: data float32[32], %3: data float32[64, 1]) {
+  %4 = mul{}(%1, %2) : float32[64, 32]
+  %5 = reduce_mean{axes=[1], keepdims=true, correction=0}(%4) : float32[64, 1]
+  %6 = sub{}(%4, %5) : float32[64, 32]
+  %7 = mul{}(%6, %3) : float32[64, 32]
+  %8 = reduce_sum{axes=[0], keepdims=false, correction=0}(%4) : float32[32]
   return %7, %8
 })"),
             canon(R"(
-graph @main(%0: data float32[4, 8], %1: data float32[4, 8], %2: data float32[8], %3: data float32[4, 1]) {
-  %4, %5 = fused{}(%1, %2, %3) : float32[4, 8], float32[4, 8] {
-    graph @fused(%0: data float32[4, 8], %1: data float32[8], %2: data float32[4, 1]) {
-      %3 = mul{}(%0, %1) : float32[4, 8]
-      %4 = reduce_mean{axes=[1], keepdims=true, correction=0}(%3) : float32[4, 1]
-      %5 = sub{}(%3, %4) : float32[4, 8]
-      %6 = mul{}(%5, %2) : float32[4, 8]
+graph @main(%0: data float32[64, 32], %1: data float32[64, 32], %2: data float32[32], %3: data float32[64, 1]) {
+  %4, %5 = fused{}(%1, %2, %3) : float32[64, 32], float32[64, 32] {
+    graph @fused(%0: data float32[64, 32], %1: data float32[32], %2: data float32[64, 1]) {
+      %3 = mul{}(%0, %1) : float32[64, 32]
+      %4 = reduce_mean{axes=[1], keepdims=true, correction=0}(%3) : float32[64, 1]
+      %5 = sub{}(%3, %4) : float32[64, 32]
+      %6 = mul{}(%5, %2) : float32[64, 32]
       return %3, %6
     }
   }
-  %6 = reduce_sum{axes=[0], keepdims=false, correction=0}(%4) : float32[8]
+  %6 = reduce_sum{axes=[0], keepdims=false, correction=0}(%4) : float32[32]
   return %5, %6
 })"));
 }
@@ -60,25 +60,25 @@ graph @main(%0: data float32[4, 8], %1: data float32[4, 8], %2: data float32[8],
 // full-size ops that read them, and a per-row result leaves it with its reduced shape.
 TEST(PassFuseRows, PerRowOpsJoinAndPerRowResultsLeave) {
   EXPECT_EQ(fuse(R"(
-graph @main(%0: data float32[2, 3, 16], %1: data float32[2, 3, 1]) {
+graph @main(%0: data float32[4, 8, 32], %1: data float32[4, 8, 1]) {
   %2 = constant{dtype=float32, weak=true, f=1e-05, i=0}() : ~float32[]
-  %3 = add{}(%1, %2) : float32[2, 3, 1]
-  %4 = rsqrt{a=0, b=0}(%3) : float32[2, 3, 1]
-  %5 = mul{}(%0, %4) : float32[2, 3, 16]
-  %6 = reduce_max{axes=[2], keepdims=true, correction=0}(%5) : float32[2, 3, 1]
-  %7 = sub{}(%5, %6) : float32[2, 3, 16]
+  %3 = add{}(%1, %2) : float32[4, 8, 1]
+  %4 = rsqrt{a=0, b=0}(%3) : float32[4, 8, 1]
+  %5 = mul{}(%0, %4) : float32[4, 8, 32]
+  %6 = reduce_max{axes=[2], keepdims=true, correction=0}(%5) : float32[4, 8, 1]
+  %7 = sub{}(%5, %6) : float32[4, 8, 32]
   return %7, %6
 })"),
             canon(R"(
-graph @main(%0: data float32[2, 3, 16], %1: data float32[2, 3, 1]) {
-  %2, %3 = fused{}(%1, %0) : float32[2, 3, 1], float32[2, 3, 16] {
-    graph @fused(%0: data float32[2, 3, 1], %1: data float32[2, 3, 16]) {
+graph @main(%0: data float32[4, 8, 32], %1: data float32[4, 8, 1]) {
+  %2, %3 = fused{}(%1, %0) : float32[4, 8, 1], float32[4, 8, 32] {
+    graph @fused(%0: data float32[4, 8, 1], %1: data float32[4, 8, 32]) {
       %2 = constant{dtype=float32, weak=true, f=1e-05, i=0}() : ~float32[]
-      %3 = add{}(%0, %2) : float32[2, 3, 1]
-      %4 = rsqrt{a=0, b=0}(%3) : float32[2, 3, 1]
-      %5 = mul{}(%1, %4) : float32[2, 3, 16]
-      %6 = reduce_max{axes=[2], keepdims=true, correction=0}(%5) : float32[2, 3, 1]
-      %7 = sub{}(%5, %6) : float32[2, 3, 16]
+      %3 = add{}(%0, %2) : float32[4, 8, 1]
+      %4 = rsqrt{a=0, b=0}(%3) : float32[4, 8, 1]
+      %5 = mul{}(%1, %4) : float32[4, 8, 32]
+      %6 = reduce_max{axes=[2], keepdims=true, correction=0}(%5) : float32[4, 8, 1]
+      %7 = sub{}(%5, %6) : float32[4, 8, 32]
       return %6, %7
     }
   }
@@ -90,12 +90,12 @@ graph @main(%0: data float32[2, 3, 16], %1: data float32[2, 3, 1]) {
 // reductions: they stay unfused and split the elementwise ops into separate groups.
 TEST(PassFuseRows, OtherReductionsStayOut) {
   const std::string text = R"(
-graph @main(%0: data float32[4, 8], %1: data float32[4, 1]) {
-  %2 = exp{a=0, b=0}(%0) : float32[4, 8]
-  %3 = reduce_sum{axes=[1], keepdims=false, correction=0}(%2) : float32[4]
-  %4 = reduce_sum{axes=[0], keepdims=true, correction=0}(%2) : float32[1, 8]
-  %5 = reduce_sum{axes=[1], keepdims=true, correction=0}(%1) : float32[4, 1]
-  %6 = mul{}(%1, %5) : float32[4, 1]
+graph @main(%0: data float32[64, 32], %1: data float32[64, 1]) {
+  %2 = exp{a=0, b=0}(%0) : float32[64, 32]
+  %3 = reduce_sum{axes=[1], keepdims=false, correction=0}(%2) : float32[64]
+  %4 = reduce_sum{axes=[0], keepdims=true, correction=0}(%2) : float32[1, 32]
+  %5 = reduce_sum{axes=[1], keepdims=true, correction=0}(%1) : float32[64, 1]
+  %6 = mul{}(%1, %5) : float32[64, 1]
   return %3, %4, %6
 })";
   EXPECT_EQ(fuse(text), canon(text));
@@ -103,12 +103,12 @@ graph @main(%0: data float32[4, 8], %1: data float32[4, 1]) {
 
 TEST(PassFuseRows, TwoReductionsOverDifferentDimsAreTwoGroups) {
   const std::string out = fuse(R"(
-graph @main(%0: data float32[4, 3, 8]) {
-  %1 = exp{a=0, b=0}(%0) : float32[4, 3, 8]
-  %2 = reduce_sum{axes=[2], keepdims=true, correction=0}(%1) : float32[4, 3, 1]
-  %3 = div{}(%1, %2) : float32[4, 3, 8]
-  %4 = reduce_sum{axes=[1, 2], keepdims=true, correction=0}(%3) : float32[4, 1, 1]
-  %5 = mul{}(%3, %4) : float32[4, 3, 8]
+graph @main(%0: data float32[16, 4, 32]) {
+  %1 = exp{a=0, b=0}(%0) : float32[16, 4, 32]
+  %2 = reduce_sum{axes=[2], keepdims=true, correction=0}(%1) : float32[16, 4, 1]
+  %3 = div{}(%1, %2) : float32[16, 4, 32]
+  %4 = reduce_sum{axes=[1, 2], keepdims=true, correction=0}(%3) : float32[16, 1, 1]
+  %5 = mul{}(%3, %4) : float32[16, 4, 32]
   return %5
 })");
   // exp, the row sum and the quotient are one group; the second reduction reduces other dims,
@@ -116,6 +116,33 @@ graph @main(%0: data float32[4, 3, 8]) {
   size_t groups = 0;
   for (size_t at = out.find("fused{}"); at != std::string::npos; at = out.find("fused{}", at + 1)) ++groups;
   EXPECT_EQ(groups, 2u) << out;
+}
+
+// Rows too short (per-row work outweighs the traffic saved) or too few (rows are a row
+// program's unit of parallelism) to be worth a row program stay unfused; so does a group whose
+// op has no port in the C++ emitter (log): as a row program it would stay on the interpreter.
+TEST(PassFuseRows, ShortRowsFewRowsAndUnportedOpsStayOut) {
+  for (const std::string shape : {"[64, 16]", "[8, 256]"}) {
+    const std::string row = shape == "[64, 16]" ? "[64, 1]" : "[8, 1]";
+    const std::string text = "graph @main(%0: data float32" + shape + ") {\n  %1 = exp{a=0, b=0}(%0) : float32" + shape +
+                             "\n  %2 = reduce_sum{axes=[1], keepdims=true, correction=0}(%1) : float32" + row +
+                             "\n  %3 = div{}(%1, %2) : float32" + shape + "\n  return %3\n}";
+    const std::string out = fuse(text);
+    EXPECT_NE(out.find("  %2 = reduce_sum"), std::string::npos) << shape << ": the reduction should stay unfused\n" << out;
+  }
+  const std::string out = fuse(R"(
+graph @main(%0: data float32[64, 32]) {
+  %1 = log{a=0, b=0}(%0) : float32[64, 32]
+  %2 = reduce_sum{axes=[1], keepdims=true, correction=0}(%1) : float32[64, 1]
+  %3 = sub{}(%1, %2) : float32[64, 32]
+  %4 = mul{}(%3, %3) : float32[64, 32]
+  return %4
+})");
+  size_t at = out.find("fused{}");
+  ASSERT_NE(at, std::string::npos) << out;
+  const std::string body = out.substr(at);
+  EXPECT_NE(body.find("reduce_sum"), std::string::npos) << out;
+  EXPECT_EQ(body.find("log{"), std::string::npos) << "log joined a row group:\n" << out;
 }
 
 // Whole gradients through the level-2 pipeline: the fused graph holds row programs and gives
@@ -136,7 +163,7 @@ TEST(PassFuseRows, SoftmaxAndLayerNormGradientsMatchTheUnfusedGraph) {
     for (int64_t i = 0; i < t.numel(); ++i) t.data<float>()[i] = nd(rng);
     return t;
   };
-  const std::vector<Tensor> in{rnd({2, 16, 32}), rnd({32}), rnd({32})};
+  const std::vector<Tensor> in{rnd({2, 32, 32}), rnd({32}), rnd({32})};
   const ir::GraphPtr g = spore::testing::trace_program(f, in).graph;
   const ir::GraphPtr o = optimize(g, 2);
   int rows = 0;
