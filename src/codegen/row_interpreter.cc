@@ -127,7 +127,12 @@ class RowRunner {
     // The schedule of the whole iteration space (the outputs may all be per row).
     s_ = make_schedule(p, std::max<int64_t>(1, rows_ * row_len_), tile);
     lanes_ = s_.lanes;
-    tile_ = std::min<int64_t>(s_.tile, std::max<int64_t>(lanes_, (row_len_ + lanes_ - 1) / lanes_ * lanes_));
+    if (row_len_ > 0 && 2 * row_len_ <= s_.tile) {
+      batch_ = s_.tile / row_len_;
+      tile_ = (batch_ * row_len_ + lanes_ - 1) / lanes_ * lanes_;
+    } else {
+      tile_ = std::min<int64_t>(s_.tile, std::max<int64_t>(lanes_, (row_len_ + lanes_ - 1) / lanes_ * lanes_));
+    }
   }
 
   void run() {
@@ -150,20 +155,26 @@ class RowRunner {
     return off;
   }
 
+  // Rows of at most half a tile run `batch_` at a time: an element segment is then one tile over
+  // all their elements and a per-row segment one vector op over their values, so the per-
+  // instruction dispatch is shared by the batch (short rows would otherwise pay it per row).
   void work(int64_t rb, int64_t re) const {
     thread_local std::vector<T> storage, chunks;
     const size_t need = static_cast<size_t>(p_.num_registers) * static_cast<size_t>(tile_);
     if (storage.size() < need) storage.assign(need, T(0));
-    const size_t chunk_need = static_cast<size_t>(p_.num_accumulators) * static_cast<size_t>(kRowFoldChunk);
+    const bool batched = batch_ > 1;
+    const size_t chunk_need = batched ? 0 : static_cast<size_t>(p_.num_accumulators) * static_cast<size_t>(kRowFoldChunk);
     if (chunks.size() < chunk_need) chunks.assign(chunk_need, T(0));
     auto buf = [&](int32_t r) { return storage.data() + static_cast<int64_t>(r) * tile_; };
     std::vector<const T*> rp(static_cast<size_t>(p_.num_registers), nullptr);
-    std::vector<Fold<T>> folds(static_cast<size_t>(p_.num_accumulators));
-    std::vector<T> done(folds.size());
+    std::vector<Fold<T>> folds(batched ? 0 : static_cast<size_t>(p_.num_accumulators));
     for (size_t a = 0; a < folds.size(); ++a) folds[a].chunk = chunks.data() + a * static_cast<size_t>(kRowFoldChunk);
+    // done[a * batch_ + j]: accumulator a's result for row j of the batch.
+    std::vector<T> done(static_cast<size_t>(p_.num_accumulators * batch_));
     std::array<int64_t, kMaxRank> idx{};
     const int nd = g_.ndim;
-    for (int64_t r = rb; r < re; ++r) {
+    for (int64_t r0 = rb; r0 < re; r0 += batch_) {
+      const int64_t nb = std::min(batch_, re - r0), nrow_pad = (nb + lanes_ - 1) / lanes_ * lanes_;
       for (auto& f : folds) f = Fold<T>{.chunk = f.chunk};
       for (const Segment& sg : p_.segments) {
         if (sg.per_row) {
@@ -173,23 +184,30 @@ class RowRunner {
             switch (i.kind) {
               case InstrKind::Load: {
                 const Buffer& b = in_[static_cast<size_t>(i.slot)];
-                const T v = element<T>(static_cast<const char*>(b.data) +
-                                           row_offset(static_cast<size_t>(i.slot), r) * static_cast<int64_t>(dtype_size(b.dtype)),
-                                       b.dtype);
-                std::fill(d, d + lanes_, v);
+                const auto isz = static_cast<int64_t>(dtype_size(b.dtype));
+                for (int64_t j = 0; j < nb; ++j)
+                  d[j] = element<T>(static_cast<const char*>(b.data) + row_offset(static_cast<size_t>(i.slot), r0 + j) * isz, b.dtype);
+                std::fill(d + nb, d + nrow_pad, d[0]);  // padding lanes: a real value, never garbage
                 break;
               }
-              case InstrKind::Const: std::fill(d, d + lanes_, static_cast<T>(i.imm)); break;
-              case InstrKind::Result: std::fill(d, d + lanes_, done[static_cast<size_t>(i.slot)]); break;
-              case InstrKind::Store: store(i, rp, r, 1); break;
-              default: run_op(ops_, i, rp, d, lanes_); break;
+              case InstrKind::Const: std::fill(d, d + nrow_pad, static_cast<T>(i.imm)); break;
+              case InstrKind::Result: {
+                const T* v = done.data() + static_cast<int64_t>(i.slot) * batch_;
+                std::copy(v, v + nb, d);
+                std::fill(d + nb, d + nrow_pad, v[0]);
+                break;
+              }
+              case InstrKind::Store: store(i, rp, r0, nb); break;
+              default: run_op(ops_, i, rp, d, nrow_pad); break;
             }
             if (d) rp[static_cast<size_t>(i.dst)] = d;
           }
           continue;
         }
-        for (int64_t c0 = 0; c0 < row_len_; c0 += tile_) {
-          const int64_t start = r * row_len_ + c0, len = std::min(tile_, row_len_ - c0);
+        // A batch is one tile of nb rows; a single long row is walked in tiles.
+        const int64_t span = batched ? nb * row_len_ : row_len_, step = batched ? span : tile_;
+        for (int64_t c0 = 0; c0 < span; c0 += step) {
+          const int64_t start = r0 * row_len_ + c0, len = std::min(step, span - c0);
           const int64_t npad = (len + lanes_ - 1) / lanes_ * lanes_;
           for (int32_t at = sg.begin; at < sg.end; ++at) {
             const Instr& i = p_.code[static_cast<size_t>(at)];
@@ -206,13 +224,31 @@ class RowRunner {
                 }
                 break;
               }
-              case InstrKind::Splat:
-                std::fill(buf(i.dst), buf(i.dst) + npad, rp[static_cast<size_t>(i.a)][0]);
-                rp[static_cast<size_t>(i.dst)] = buf(i.dst);
+              case InstrKind::Splat: {
+                T* d = buf(i.dst);
+                const T* v = rp[static_cast<size_t>(i.a)];
+                if (batched) {
+                  for (int64_t j = 0; j < nb; ++j) std::fill(d + j * row_len_, d + (j + 1) * row_len_, v[j]);
+                  std::fill(d + len, d + npad, v[0]);
+                } else {
+                  std::fill(d, d + npad, v[0]);
+                }
+                rp[static_cast<size_t>(i.dst)] = d;
                 break;
-              case InstrKind::Reduce:
-                folds[static_cast<size_t>(i.slot)].push(static_cast<ReduceCode>(i.code), rp[static_cast<size_t>(i.a)], len);
+              }
+              case InstrKind::Reduce: {
+                const auto c = static_cast<ReduceCode>(i.code);
+                const T* x = rp[static_cast<size_t>(i.a)];
+                if (batched) {
+                  // A short row is one chunk: its result is final here (as the unfused fold of
+                  // one chunk: the identity combined with the chunk's reduction).
+                  T* v = done.data() + static_cast<int64_t>(i.slot) * batch_;
+                  for (int64_t j = 0; j < nb; ++j) v[j] = combine(c, initial<T>(c), block(c, x + j * row_len_, row_len_));
+                } else {
+                  folds[static_cast<size_t>(i.slot)].push(c, x, len);
+                }
                 break;
+              }
               case InstrKind::Store: store(i, rp, start, len); break;
               default:
                 run_op(ops_, i, rp, buf(i.dst), npad);
@@ -226,9 +262,10 @@ class RowRunner {
           const Instr& i = p_.code[static_cast<size_t>(at)];
           if (i.kind != InstrKind::Reduce) continue;
           const auto c = static_cast<ReduceCode>(i.code);
-          T v = folds[static_cast<size_t>(i.slot)].finish(c);
-          if (c == ReduceCode::mean) v /= static_cast<T>(row_len_);
-          done[static_cast<size_t>(i.slot)] = v;
+          T* v = done.data() + static_cast<int64_t>(i.slot) * batch_;
+          if (!batched) v[0] = folds[static_cast<size_t>(i.slot)].finish(c);
+          if (c == ReduceCode::mean)
+            for (int64_t j = 0; j < nb; ++j) v[j] /= static_cast<T>(row_len_);
         }
       }
     }
@@ -254,7 +291,7 @@ class RowRunner {
   std::vector<int64_t> strides_, lead_strides_;
   Geometry g_;
   int lead_ = 0;
-  int64_t row_len_ = 1, rows_ = 1, lanes_ = 1, tile_ = 1;
+  int64_t row_len_ = 1, rows_ = 1, lanes_ = 1, tile_ = 1, batch_ = 1;
 };
 
 }  // namespace
