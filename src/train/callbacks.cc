@@ -121,11 +121,19 @@ void CheckpointCallback::save(RunContext& c) {
   }
 }
 
+void CheckpointCallback::on_train_begin(RunContext&) { save_at_epoch_end_ = false; }
 void CheckpointCallback::on_step_end(RunContext& c) {
-  if (every_steps_ > 0 && c.global_step % every_steps_ == 0) save(c);
+  if (every_steps_ <= 0 || c.global_step % every_steps_ != 0) return;
+  // On an epoch's last step the position already reads (epoch + 1, 0) but the epoch's end
+  // (validation, plateau and early-stopping decisions) has not run: a save now would resume
+  // past an epoch end that never happened. It is taken at the epoch's end instead.
+  if (c.steps_per_epoch >= 0 && c.step_in_epoch >= c.steps_per_epoch) save_at_epoch_end_ = true;
+  else save(c);
 }
 void CheckpointCallback::on_epoch_end(RunContext& c) {
-  if (every_epochs_ > 0 && (c.epoch + 1) % every_epochs_ == 0) save(c);
+  const bool due = save_at_epoch_end_ || (every_epochs_ > 0 && (c.epoch + 1) % every_epochs_ == 0);
+  save_at_epoch_end_ = false;
+  if (due) save(c);
 }
 
 std::string CheckpointCallback::latest(const std::string& dir) {
@@ -140,6 +148,7 @@ EarlyStopping::EarlyStopping(std::string monitor, int64_t patience, double min_d
 }
 
 void EarlyStopping::on_epoch_end(RunContext& c) {
+  if (!c.epoch_complete) return;  // partial metrics; the resumed run decides on the whole epoch
   const double v = monitored_value(c, monitor_);
   SPORE_CHECK(!std::isnan(v), "[EarlyStopping] monitors '", monitor_,
               "', which fit does not report; use a metric name such as loss or accuracy");
@@ -154,6 +163,7 @@ void EarlyStopping::on_epoch_end(RunContext& c) {
 }
 
 void LROnPlateau::on_epoch_end(RunContext& c) {
+  if (!c.epoch_complete) return;  // partial metrics; the resumed run decides on the whole epoch
   const double v = monitored_value(c, monitor_);
   SPORE_CHECK(!std::isnan(v), "[LROnPlateau] monitors '", monitor_,
               "', which fit does not report; use a metric name such as loss or accuracy");
@@ -169,6 +179,20 @@ void check_monitor(const char* who, const Checkpoint& c, const std::string& pref
   SPORE_CHECK(it->second == monitor, "[", who, "] the checkpoint's state monitors '", it->second,
               "' but this callback monitors '", monitor, "'; resume with the callbacks the saved run used");
 }
+
+// A best value is a measured metric or the +-infinity a fresh callback starts from, never NaN.
+void check_best(const char* who, const Checkpoint& c, const std::string& prefix) {
+  const double best = c.get_double(prefix + "best");
+  SPORE_CHECK(!std::isnan(best), "[", who, "] the checkpoint's '", prefix, "best' is NaN; the file is corrupted");
+}
+
+// Counters are non-negative: a negative one would make the callback wait more epochs or never.
+void check_count(const char* who, const Checkpoint& c, const std::string& key) {
+  auto it = c.ints.find(key);
+  SPORE_CHECK(it != c.ints.end(), "[", who, "] the checkpoint lacks '", key, "'; the file is incomplete");
+  SPORE_CHECK(it->second >= 0, "[", who, "] the checkpoint's '", key, "' is ", it->second,
+              ", below 0; the file is corrupted");
+}
 }  // namespace
 
 void LROnPlateau::save_state(Checkpoint& c, const std::string& prefix) const {
@@ -180,8 +204,14 @@ void LROnPlateau::save_state(Checkpoint& c, const std::string& prefix) const {
   c.ints[prefix + "last_step"] = st.last_step;
 }
 
-void LROnPlateau::load_state(const Checkpoint& c, const std::string& prefix) {
+void LROnPlateau::check_state(const Checkpoint& c, const std::string& prefix) const {
   check_monitor("LROnPlateau", c, prefix, monitor_);
+  check_best("LROnPlateau", c, prefix);
+  for (const char* k : {"num_bad_steps", "cooldown_counter", "last_step"}) check_count("LROnPlateau", c, prefix + k);
+}
+
+void LROnPlateau::load_state(const Checkpoint& c, const std::string& prefix) {
+  check_state(c, prefix);
   optim::ReduceLROnPlateau::State st;
   st.best = c.get_double(prefix + "best");
   st.num_bad_steps = c.get_int(prefix + "num_bad_steps");
@@ -200,10 +230,24 @@ void EarlyStopping::save_state(Checkpoint& c, const std::string& prefix) const {
   c.set_double(prefix + "best", best_);
   c.ints[prefix + "bad_epochs"] = bad_epochs_;
   c.ints[prefix + "stopped_epoch"] = stopped_epoch_;
+  c.ints[prefix + "maximize"] = maximize_ ? 1 : 0;
+}
+
+void EarlyStopping::check_state(const Checkpoint& c, const std::string& prefix) const {
+  check_monitor("EarlyStopping", c, prefix, monitor_);
+  check_best("EarlyStopping", c, prefix);
+  check_count("EarlyStopping", c, prefix + "bad_epochs");
+  SPORE_CHECK(c.ints.count(prefix + "stopped_epoch") && c.get_int(prefix + "stopped_epoch") >= -1,
+              "[EarlyStopping] the checkpoint's '", prefix, "stopped_epoch' is missing or below -1; the file is corrupted");
+  // Older files lack 'maximize': only a file that says it is checked against this callback.
+  if (auto it = c.ints.find(prefix + "maximize"); it != c.ints.end())
+    SPORE_CHECK((it->second != 0) == maximize_, "[EarlyStopping] the checkpoint's state ",
+                it->second ? "maximizes" : "minimizes", " '", monitor_, "' but this callback ",
+                maximize_ ? "maximizes" : "minimizes", " it; resume with the callbacks the saved run used");
 }
 
 void EarlyStopping::load_state(const Checkpoint& c, const std::string& prefix) {
-  check_monitor("EarlyStopping", c, prefix, monitor_);
+  check_state(c, prefix);
   const double best = c.get_double(prefix + "best");
   const int64_t bad = c.get_int(prefix + "bad_epochs"), stopped = c.get_int(prefix + "stopped_epoch");
   best_ = best;

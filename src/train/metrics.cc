@@ -2,6 +2,7 @@
 #include "spore/train/metrics.h"
 
 #include <algorithm>
+#include <cmath>
 #include <sstream>
 
 #include "spore/error.h"
@@ -50,6 +51,21 @@ void check_state(const char* metric, const std::vector<double>& s, size_t want) 
               "; the state is from another kind of metric");
 }
 
+// A saved count is a whole number in [0, 2^53]: anything else (NaN, negative, fractional)
+// is a corrupted file, and casting NaN or a huge value to int64 is undefined behaviour.
+int64_t count_from(const char* metric, double v) {
+  SPORE_CHECK(v >= 0 && v <= 9007199254740992.0 && v == std::floor(v), "[", metric, ".load_state] a count is ", v,
+              "; expected a whole number >= 0, the state is corrupted");
+  return static_cast<int64_t>(v);
+}
+
+// correct <= total: the accuracy it implies must be a fraction.
+void check_counts(const char* metric, const std::vector<double>& s) {
+  const int64_t correct = count_from(metric, s[0]), total = count_from(metric, s[1]);
+  SPORE_CHECK(correct <= total, "[", metric, ".load_state] ", correct, " correct out of ", total,
+              " samples; the state is corrupted");
+}
+
 }  // namespace
 
 void Accuracy::update(const Tensor& output, const Tensor& labels, const Tensor&) {
@@ -63,6 +79,7 @@ double Accuracy::value() const { return total_ ? static_cast<double>(correct_) /
 std::vector<double> Accuracy::state() const { return {static_cast<double>(correct_), static_cast<double>(total_)}; }
 void Accuracy::load_state(const std::vector<double>& s) {
   check_state("Accuracy", s, 2);
+  check_counts("Accuracy", s);
   correct_ = static_cast<int64_t>(s[0]);
   total_ = static_cast<int64_t>(s[1]);
 }
@@ -91,6 +108,7 @@ double TopKAccuracy::value() const {
 std::vector<double> TopKAccuracy::state() const { return {static_cast<double>(correct_), static_cast<double>(total_)}; }
 void TopKAccuracy::load_state(const std::vector<double>& s) {
   check_state("TopKAccuracy", s, 2);
+  check_counts("TopKAccuracy", s);
   correct_ = static_cast<int64_t>(s[0]);
   total_ = static_cast<int64_t>(s[1]);
 }
@@ -105,8 +123,10 @@ double LossMetric::value() const { return count_ ? sum_ / static_cast<double>(co
 std::vector<double> LossMetric::state() const { return {sum_, static_cast<double>(count_)}; }
 void LossMetric::load_state(const std::vector<double>& s) {
   check_state("LossMetric", s, 2);
+  const int64_t count = count_from("LossMetric", s[1]);
+  SPORE_CHECK(std::isfinite(s[0]), "[LossMetric.load_state] the loss sum is ", s[0], "; the state is corrupted");
   sum_ = s[0];
-  count_ = static_cast<int64_t>(s[1]);
+  count_ = count;
 }
 
 ConfusionMatrix::ConfusionMatrix(int64_t num_classes) : n_(num_classes) {
@@ -134,6 +154,7 @@ double ConfusionMatrix::value() const {
 std::vector<double> ConfusionMatrix::state() const { return {counts_.begin(), counts_.end()}; }
 void ConfusionMatrix::load_state(const std::vector<double>& s) {
   check_state("ConfusionMatrix", s, counts_.size());
+  for (double v : s) count_from("ConfusionMatrix", v);  // all checked before any is written
   for (size_t i = 0; i < s.size(); ++i) counts_[i] = static_cast<int64_t>(s[i]);
 }
 Tensor ConfusionMatrix::matrix() const { return ops::from_vector(counts_, {n_, n_}); }

@@ -29,6 +29,12 @@ Model::Model(nn::UnaryCell& net, LossFn loss, optim::Optimizer& optimizer, std::
     : net_(net), loss_(std::move(loss)), opt_(optimizer), metric_names_(std::move(metrics)) {
   SPORE_CHECK(loss_ != nullptr, "[Model] needs a loss function");
   for (const auto& m : metric_names_) make_metric(m);  // unknown names fail now, not after an epoch
+  // Metrics are reported and checkpointed by name: a repeated one would overwrite itself.
+  for (size_t i = 0; i < metric_names_.size(); ++i)
+    for (size_t j = 0; j < i; ++j)
+      SPORE_CHECK(make_metric(metric_names_[i])->name() != make_metric(metric_names_[j])->name(),
+                  "[Model] metric '", metric_names_[i], "' is listed twice (positions ", j, " and ", i,
+                  "); list each metric once");
   // The optimizer may hold any subset of the network's parameters, in any groups and order
   // (frozen layers, no weight decay on biases): each of its parameters is found in the network
   // by storage, and the step hands it that parameter's gradient.
@@ -148,9 +154,12 @@ FitResult Model::fit(int64_t epochs, BatchSource& train, const std::vector<Callb
   // other callbacks made at the same step or epoch end (a lowered rate, a bad-epoch count).
   std::vector<Callback*> callbacks = given;
   std::stable_partition(callbacks.begin(), callbacks.end(), [](Callback* cb) { return !cb->saves_checkpoints(); });
-  // Handed over once: a refused state stays pending, so a fit with the right callbacks may follow.
+  // Everything restored is checked and loaded before any hook runs; a refused state stays
+  // pending, so a fit with the right callbacks may follow. Handed over once, on success.
+  EpochProgress resumed_progress;
+  for (const auto& m : metric_names_) resumed_progress.metrics.push_back(make_metric(m));
+  if (batch_in_epoch_ > 0) load_epoch_progress(resumed_progress, resume_state_);
   load_callback_states(given, resume_state_);
-  const Checkpoint resumed = std::move(resume_state_);
   resume_state_ = Checkpoint();
   EpochProgress progress;
   fit_callbacks_ = &given;
@@ -167,10 +176,13 @@ FitResult Model::fit(int64_t epochs, BatchSource& train, const std::vector<Callb
   const auto t_fit = clock::now();
   bool first_epoch = true;
   while (epoch_ < epochs && !c.stop) {
-    progress = EpochProgress();
-    for (const auto& m : metric_names_) progress.metrics.push_back(make_metric(m));
     // Resumed inside an epoch: its metrics and mean loss continue from the saved totals.
-    if (first_epoch && batch_in_epoch_ > 0) load_epoch_progress(progress, resumed);
+    if (first_epoch) {
+      progress = std::move(resumed_progress);
+    } else {
+      progress = EpochProgress();
+      for (const auto& m : metric_names_) progress.metrics.push_back(make_metric(m));
+    }
     first_epoch = false;
     train.start_epoch(epoch_, batch_in_epoch_);
     c.epoch = epoch_;
@@ -220,6 +232,7 @@ FitResult Model::fit(int64_t epochs, BatchSource& train, const std::vector<Callb
     if (valid) c.eval_metrics = evaluate(*valid);
     result.train_loss = progress.loss_count ? progress.loss_sum / static_cast<double>(progress.loss_count) : 0.0;
     ++result.epochs_run;
+    c.epoch_complete = finished;
     for (Callback* cb : callbacks) cb->on_epoch_end(c);
   }
   for (Callback* cb : callbacks) cb->on_train_end(c);

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "train/resume_state.h"
 
+#include <cmath>
 #include <map>
+#include <set>
 
 #include "spore/error.h"
 #include "spore/ops.h"
@@ -17,9 +19,14 @@ constexpr const char* kProgressPrefix = "epoch_progress.";
 std::vector<std::pair<Callback*, std::string>> state_prefixes(const std::vector<Callback*>& callbacks) {
   std::vector<std::pair<Callback*, std::string>> out;
   std::map<std::string, int> seen;
+  std::set<std::string> taken;
   for (Callback* cb : callbacks) {
     const std::string name = cb->state_name();
     if (name.empty()) continue;
+    // A '.' would let one callback's prefix match inside another's entries.
+    SPORE_CHECK(name.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789_") == std::string::npos,
+                "[Model::fit] callback state name '", name,
+                "' may hold only a-z, 0-9 and '_'; rename it in the callback's state_name()");
     const int k = seen[name]++;
     std::string prefix = kCallbackPrefix;
     prefix += name;
@@ -28,6 +35,10 @@ std::vector<std::pair<Callback*, std::string>> state_prefixes(const std::vector<
       prefix += std::to_string(k);
     }
     prefix += '.';
+    // "early_stopping_1" named by a user collides with the second EarlyStopping's number.
+    SPORE_CHECK(taken.insert(prefix).second, "[Model::fit] two callbacks save their state under '", prefix,
+                "' (a state name that equals another's numbered name, e.g. early_stopping_1); give one of them "
+                "another state_name()");
     out.emplace_back(cb, std::move(prefix));
   }
   return out;
@@ -42,7 +53,12 @@ void save_callback_states(const std::vector<Callback*>& callbacks, Checkpoint& c
 }
 
 void load_callback_states(const std::vector<Callback*>& callbacks, const Checkpoint& c) {
-  for (auto& [cb, prefix] : state_prefixes(callbacks))
+  const auto prefixes = state_prefixes(callbacks);
+  // Every check before any load: a refusal by a later callback must not leave earlier ones
+  // holding the refused file's state.
+  for (auto& [cb, prefix] : prefixes)
+    if (c.has_prefix(prefix)) cb->check_state(c, prefix);
+  for (auto& [cb, prefix] : prefixes)
     if (c.has_prefix(prefix)) cb->load_state(c, prefix);
 }
 
@@ -59,6 +75,8 @@ void load_epoch_progress(EpochProgress& p, const Checkpoint& c) {
   if (!c.has_prefix(kProgressPrefix)) return;
   p.loss_sum = c.get_double(std::string(kProgressPrefix) + "loss_sum");
   p.loss_count = c.get_int(std::string(kProgressPrefix) + "loss_count");
+  SPORE_CHECK(std::isfinite(p.loss_sum) && p.loss_count >= 0, "[Model::fit] the checkpoint's epoch_progress holds loss_sum ",
+              p.loss_sum, " over ", p.loss_count, " samples; a finite sum and a count >= 0 are expected, the file is corrupted");
   for (auto& m : p.metrics) {
     const std::string key = kProgressPrefix + ("metric." + m->name());
     bool found = false;

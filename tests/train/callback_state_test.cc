@@ -9,6 +9,7 @@
 #include <spore/train/model.h>
 
 #include <filesystem>
+#include <cmath>
 #include <memory>
 
 #include <unistd.h>
@@ -75,7 +76,8 @@ struct PlateauRun {
   optim::ReduceLROnPlateau::State state;
 };
 
-PlateauRun run_plateau(int64_t epochs, const fs::path& dir, Resume resume, const std::string& from = "") {
+PlateauRun run_plateau(int64_t epochs, const fs::path& dir, Resume resume, const std::string& from = "",
+                       int64_t every_steps = 0, int64_t every_epochs = 1) {
   Harness h;
   optim::ReduceLROnPlateau plateau(h.opt, plateau_options());
   LROnPlateau on_plateau(plateau, "loss");
@@ -85,7 +87,7 @@ PlateauRun run_plateau(int64_t epochs, const fs::path& dir, Resume resume, const
   }
   // The checkpoint callback comes first in the list: fit still runs it after the plateau
   // callback, so the epoch's checkpoint holds the epoch's reduction.
-  CheckpointCallback ck(dir.string(), 0, /*every_epochs=*/1, /*keep=*/100);
+  CheckpointCallback ck(dir.string(), every_steps, every_epochs, /*keep=*/100);
   EpochLog log;
   h.model.fit(epochs, h.data, {&ck, &on_plateau, &log});
   return {log.losses, log.lrs, plateau.state()};
@@ -205,6 +207,176 @@ TEST(CallbackState, NamesAndErrors) {
   EXPECT_EQ(r.epochs_run, 1);
   EXPECT_EQ(h.model.global_step(), 14);
   EXPECT_ERROR(h.model.fit(2, h.data, {nullptr}), "callback 0 is null");
+}
+
+// A step checkpoint that falls on an epoch's last step is written after that epoch's end ran,
+// so the resumed run neither skips nor repeats the epoch's plateau decision.
+TEST(CallbackState, StepCheckpointOnEpochBoundaryHoldsTheEpochEnd) {
+  TempDir a("boundary_a"), b("boundary_b");
+  const int64_t kEpochs = 14, kSteps = 7;
+  PlateauRun full = run_plateau(kEpochs, a.path, Resume::Fresh);
+  // Every 35 steps: step 35 is the last of epoch 4 (0-based), where the rate first drops.
+  PlateauRun first = run_plateau(6, b.path, Resume::Fresh, "", /*every_steps=*/5 * kSteps, /*every_epochs=*/0);
+  const std::string cut = ckpt_at(b.path, 5 * kSteps);
+  ASSERT_TRUE(fs::exists(cut));
+  const Checkpoint saved = load_checkpoint(cut);
+  EXPECT_EQ(saved.get_int("epoch"), 5);
+  EXPECT_EQ(saved.get_int("batch_in_epoch"), 0);
+  EXPECT_EQ(saved.get_int("callback.lr_on_plateau.last_step"), 5);  // epoch 4's end is in it
+  EXPECT_EQ(saved.get_int("callback.lr_on_plateau.cooldown_counter"), 2);
+  PlateauRun rest = run_plateau(kEpochs, b.path, Resume::Full, cut, 5 * kSteps, 0);
+  ASSERT_EQ(rest.lrs.size(), static_cast<size_t>(kEpochs - 5));
+  for (int64_t e = 5; e < kEpochs; ++e) {
+    EXPECT_EQ(rest.losses[static_cast<size_t>(e - 5)], full.losses[static_cast<size_t>(e)]) << "epoch " << e;
+    EXPECT_EQ(rest.lrs[static_cast<size_t>(e - 5)], full.lrs[static_cast<size_t>(e)]) << "epoch " << e;
+  }
+  EXPECT_EQ(rest.state.last_step, full.state.last_step);
+}
+
+// Stops fit after `at` global steps, inside an epoch.
+struct StopAt : Callback {
+  explicit StopAt(int64_t at) : at_(at) {}
+  void on_step_end(RunContext& c) override {
+    if (c.global_step == at_) c.stop = true;
+  }
+  void on_epoch_end(RunContext& c) override { complete.push_back(c.epoch_complete); }
+  int64_t at_;
+  std::vector<bool> complete;
+};
+
+// A fit stopped inside an epoch runs its epoch end, but plateau and early stopping skip the
+// partial epoch; the checkpoint then holds their state from the last whole epoch, and the
+// resumed run finishes the epoch and decides as the uninterrupted run did.
+TEST(CallbackState, StopInsideAnEpochLeavesPerEpochStateAlone) {
+  TempDir a("partial_a"), b("partial_b");
+  const int64_t kEpochs = 8;
+  PlateauRun full = run_plateau(kEpochs, a.path, Resume::Fresh);
+  Checkpoint cut;
+  {
+    Harness h;
+    optim::ReduceLROnPlateau plateau(h.opt, plateau_options());
+    LROnPlateau on_plateau(plateau, "loss");
+    EarlyStopping early("loss", 100);
+    StopAt stop(4 * 7 + 3);  // three batches into epoch 4
+    CheckpointCallback ck(b.path.string(), 0, 1, 100);
+    h.model.fit(kEpochs, h.data, {&ck, &stop, &on_plateau, &early});
+    EXPECT_EQ(stop.complete, (std::vector<bool>{true, true, true, true, false}));
+    EXPECT_EQ(plateau.state().last_step, 4);
+    cut = load_checkpoint(ck.last_saved());
+    EXPECT_EQ(cut.get_int("batch_in_epoch"), 3);
+    EXPECT_EQ(cut.get_int("callback.lr_on_plateau.last_step"), 4);
+  }
+  const std::string path = (b.path / "partial.spore").string();
+  save_checkpoint(path, cut);
+  PlateauRun rest = run_plateau(kEpochs, b.path, Resume::Full, path);
+  ASSERT_EQ(rest.lrs.size(), static_cast<size_t>(kEpochs - 4));
+  for (int64_t e = 5; e < kEpochs; ++e)
+    EXPECT_EQ(rest.lrs[static_cast<size_t>(e - 4)], full.lrs[static_cast<size_t>(e)]) << "epoch " << e;
+  EXPECT_EQ(rest.lrs[0], full.lrs[4]);
+  EXPECT_EQ(rest.losses[0], full.losses[4]);  // the partial epoch's totals carried on
+  EXPECT_EQ(rest.state.last_step, full.state.last_step);
+  EXPECT_EQ(rest.state.best, full.state.best);
+}
+
+// The second callback refusing its state leaves the first one as it was.
+TEST(CallbackState, RefusedResumeChangesNoCallback) {
+  TempDir dir("refuse");
+  Harness h;
+  // Patience 0 with an unreachable min_delta: stops at the end of epoch 1.
+  EarlyStopping quick("loss", 0, 1e9), by_accuracy("accuracy", 5, 0, true);
+  CheckpointCallback ck(dir.path.string(), 0, 1);
+  h.model.fit(3, h.data, {&quick, &by_accuracy, &ck});
+  ASSERT_EQ(quick.stopped_epoch(), 1);
+  h.model.restore(load_checkpoint(ck.last_saved()));
+  EarlyStopping fresh("loss", 0, 1e9), wrong("loss", 5);
+  EXPECT_ERROR(h.model.fit(5, h.data, {&fresh, &wrong}),
+               "[EarlyStopping] the checkpoint's state monitors 'accuracy' but this callback monitors 'loss'");
+  EXPECT_EQ(fresh.stopped_epoch(), -1);
+  // The direction is checked too, not only the name.
+  EarlyStopping fresh2("loss", 0, 1e9), minimizing("accuracy", 5, 0, /*maximize=*/false);
+  EXPECT_ERROR(h.model.fit(5, h.data, {&fresh2, &minimizing}),
+               "the checkpoint's state maximizes 'accuracy' but this callback minimizes it");
+  EXPECT_EQ(fresh2.stopped_epoch(), -1);
+}
+
+// A corrupted epoch_progress entry is refused before any hook runs, and stays pending: a
+// second fit refuses it again instead of resuming with zeroed totals.
+TEST(CallbackState, BadEpochProgressRefusedAtFitStart) {
+  TempDir dir("badprogress");
+  Checkpoint c;
+  {
+    Harness h;
+    CheckpointCallback ck(dir.path.string(), 3, 0);
+    h.model.fit(1, h.data, {&ck});
+    c = load_checkpoint((dir.path / "ckpt-3.spore").string());
+  }
+  ASSERT_EQ(c.get_int("batch_in_epoch"), 3);
+  c.ints["epoch_progress.loss_count"] = -5;
+  Harness h;
+  h.model.restore(c);
+  StopAt probe(-1);
+  EXPECT_ERROR(h.model.fit(1, h.data, {&probe}), "a finite sum and a count >= 0 are expected");
+  EXPECT_TRUE(probe.complete.empty());
+  EXPECT_EQ(h.model.global_step(), 3);
+  EXPECT_ERROR(h.model.fit(1, h.data, {&probe}), "a finite sum and a count >= 0 are expected");
+  EXPECT_EQ(h.model.global_step(), 3);
+}
+
+TEST(CallbackState, CountersAndMetricStatesChecked) {
+  TempDir dir("counters");
+  Harness h;
+  EarlyStopping early("loss", 5);
+  CheckpointCallback ck(dir.path.string(), 0, 1);
+  h.model.fit(1, h.data, {&early, &ck});
+  Checkpoint c = load_checkpoint(ck.last_saved());
+  c.ints["callback.early_stopping.bad_epochs"] = -3;
+  h.model.restore(c);
+  EarlyStopping again("loss", 5);
+  EXPECT_ERROR(h.model.fit(2, h.data, {&again}), "'callback.early_stopping.bad_epochs' is -3, below 0");
+  Accuracy acc;
+  EXPECT_ERROR((acc.load_state({std::nan(""), 2})), "[Accuracy.load_state] a count is nan");
+  EXPECT_ERROR((acc.load_state({3, 2})), "3 correct out of 2 samples");
+  LossMetric loss;
+  EXPECT_ERROR((loss.load_state({1.0, -1})), "a count is -1");
+}
+
+struct NamedState : Callback {
+  explicit NamedState(std::string n) : n_(std::move(n)) {}
+  std::string state_name() const override { return n_; }
+  std::string n_;
+};
+
+TEST(CallbackState, StateNamesValidated) {
+  Harness h;
+  EarlyStopping e1("loss", 5), e2("loss", 5);
+  NamedState clash("early_stopping_1"), dotted("early.stopping");
+  EXPECT_ERROR(h.model.fit(1, h.data, {&e1, &e2, &clash}),
+               "two callbacks save their state under 'callback.early_stopping_1.'");
+  EXPECT_ERROR(h.model.fit(1, h.data, {&dotted}), "callback state name 'early.stopping' may hold only a-z, 0-9 and '_'");
+  EXPECT_EQ(h.model.global_step(), 0);
+}
+
+TEST(CallbackState, DuplicateMetricsRefused) {
+  Harness h;
+  EXPECT_ERROR((Model(h.net, ce, h.opt, {"accuracy", "loss", "accuracy"})),
+               "[Model] metric 'accuracy' is listed twice (positions 0 and 2)");
+}
+
+// A user metric written before metrics had state: it compiles, and a resume resets it.
+struct Counting : Metric {
+  std::string name() const override { return "counting"; }
+  void reset() override { n = 0; }
+  void update(const Tensor&, const Tensor&, const Tensor&) override { ++n; }
+  double value() const override { return static_cast<double>(n); }
+  int64_t n = 0;
+};
+
+TEST(CallbackState, MetricWithoutStateResetsOnResume) {
+  Counting m;
+  m.n = 4;
+  EXPECT_TRUE(m.state().empty());
+  m.load_state(m.state());
+  EXPECT_EQ(m.n, 0);
 }
 
 }  // namespace

@@ -29,6 +29,10 @@ struct RunContext {
   std::map<std::string, double> train_metrics;  // at epoch end: this epoch's running metrics
   std::map<std::string, double> eval_metrics;   // at epoch end, when a validation source is given
   bool stop = false;            // set by a callback: fit ends after this step or epoch
+  // At epoch end: false when a callback stopped fit inside the epoch. Callbacks that decide per
+  // epoch (plateau, early stopping) skip such an epoch: its metrics cover only part of it, and
+  // the resumed run finishes the epoch and decides then.
+  bool epoch_complete = false;
   double samples_per_second() const { return epoch_seconds > 0 ? samples_in_epoch / epoch_seconds : 0; }
 };
 
@@ -52,6 +56,10 @@ class Callback {
   /// Reads back what save_state wrote under `prefix` (only called when `c` has such entries:
   /// a checkpoint from before the callback saved state leaves it as constructed).
   virtual void load_state(const Checkpoint& /*c*/, const std::string& /*prefix*/) {}
+  /// Throws spore::Error when load_state would refuse these entries. fit checks every
+  /// callback's entries before it loads any, so a refused resume changes no callback; load_state
+  /// should refuse nothing check_state lets through.
+  virtual void check_state(const Checkpoint& /*c*/, const std::string& /*prefix*/) const {}
   /// True for callbacks that write checkpoints: fit runs their hooks after every other
   /// callback's, so an epoch's checkpoint holds that epoch's updates (a lowered rate, a
   /// counter) whatever the list's order.
@@ -95,6 +103,7 @@ class CheckpointCallback : public Callback {
  public:
   CheckpointCallback(std::string dir, int64_t every_steps, int64_t every_epochs, int keep = 3,
                      std::function<void(Checkpoint&)> decorate = nullptr);
+  void on_train_begin(RunContext& c) override;
   void on_step_end(RunContext& c) override;
   void on_epoch_end(RunContext& c) override;
   bool saves_checkpoints() const override { return true; }
@@ -110,6 +119,7 @@ class CheckpointCallback : public Callback {
   int keep_;
   std::function<void(Checkpoint&)> decorate_;
   std::string last_saved_;
+  bool save_at_epoch_end_ = false;  // a step save due on an epoch's last step, deferred
 };
 
 /// Stops fit when `monitor` (a key of eval_metrics, else train_metrics, e.g. "loss" or
@@ -125,6 +135,7 @@ class EarlyStopping : public Callback {
   std::string state_name() const override { return "early_stopping"; }
   void save_state(Checkpoint& c, const std::string& prefix) const override;
   void load_state(const Checkpoint& c, const std::string& prefix) override;
+  void check_state(const Checkpoint& c, const std::string& prefix) const override;
 
  private:
   std::string monitor_;
@@ -173,6 +184,7 @@ class LROnPlateau : public Callback {
   std::string state_name() const override { return "lr_on_plateau"; }
   void save_state(Checkpoint& c, const std::string& prefix) const override;
   void load_state(const Checkpoint& c, const std::string& prefix) override;
+  void check_state(const Checkpoint& c, const std::string& prefix) const override;
 
  private:
   optim::ReduceLROnPlateau& schedule_;

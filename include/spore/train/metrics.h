@@ -23,10 +23,12 @@ class Metric {
   virtual void update(const Tensor& output, const Tensor& labels, const Tensor& loss) = 0;
   virtual double value() const = 0;
   /// What has been accumulated (counts, sums), so a checkpoint taken inside an epoch resumes
-  /// the epoch's metrics where they were; counts are exact below 2^53.
-  virtual std::vector<double> state() const = 0;
-  /// Reloads a state() of a metric of the same kind; throws spore::Error on a size mismatch.
-  virtual void load_state(const std::vector<double>& s) = 0;
+  /// the epoch's metrics where they were; counts are exact below 2^53. The default (empty)
+  /// suits a metric without resumable state: on a mid-epoch resume it restarts from reset().
+  virtual std::vector<double> state() const { return {}; }
+  /// Reloads a state() of a metric of the same kind; throws spore::Error on a size mismatch or
+  /// values no run could have accumulated. The default resets the metric.
+  virtual void load_state(const std::vector<double>& /*s*/) { reset(); }
 };
 
 /// Fraction of samples whose highest score is the label (ties go to the lower class index).
