@@ -8,11 +8,25 @@
 namespace spore::models {
 namespace {
 
-// Convolutions without bias (BatchNorm follows each), initialized as torchvision does.
+// A convolution without bias (BatchNorm follows each), initialized as torchvision does. The
+// kaiming draw lives in reset_own, so reset_parameters() repeats it in the constructor's order.
+class KaimingConv2d : public nn::Conv2d {
+ public:
+  KaimingConv2d(int64_t in, int64_t out, int64_t kernel, int64_t stride, int64_t padding)
+      : nn::Conv2d(in, out, kernel, stride, padding, /*dilation=*/1, /*groups=*/1, /*bias=*/false) {
+    kaiming();
+  }
+  void reset_own() override {
+    nn::Conv2d::reset_own();
+    kaiming();
+  }
+
+ private:
+  void kaiming() { nn::init::kaiming_normal_(weight, 0.0, nn::init::FanMode::FanOut, nn::init::Nonlinearity::ReLU); }
+};
+
 std::unique_ptr<nn::Conv2d> conv(int64_t in, int64_t out, int64_t kernel, int64_t stride = 1, int64_t padding = 0) {
-  auto c = std::make_unique<nn::Conv2d>(in, out, kernel, stride, padding, /*dilation=*/1, /*groups=*/1, /*bias=*/false);
-  nn::init::kaiming_normal_(c->weight, 0.0, nn::init::FanMode::FanOut, nn::init::Nonlinearity::ReLU);
-  return c;
+  return std::make_unique<KaimingConv2d>(in, out, kernel, stride, padding);
 }
 
 // torchvision's shortcut when the block changes shape: 1x1 strided conv + BatchNorm ("downsample.0/.1").

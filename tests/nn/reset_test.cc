@@ -9,6 +9,7 @@
 #include <memory>
 
 #include "error_matchers.h"
+#include "spore/models/resnet.h"
 #include "spore/nn.h"
 #include "spore/spore.h"
 
@@ -108,6 +109,15 @@ TEST(NnReset, MetaThenResetEqualsDirectEmbeddingLstmGruTransformer) {
   t.reset_parameters();
   EXPECT_EQ(ops::sum(ops::abs(ops::select(t.emb.weight, 0, 0))).item<float>(), 0.0f);  // the padding row
   EXPECT_EQ(ops::sum(ops::abs(t.encoder.self_attn->out_proj->bias)).item<float>(), 0.0f);
+}
+
+// A zoo model's own post-init (torchvision's kaiming_normal_ on every convolution) is part of
+// the reset: without it the convolutions would keep Conv2d's default init.
+TEST(NnReset, MetaThenResetEqualsDirectResNet) {
+  expect_meta_reset_matches([] {
+    return std::unique_ptr<Cell>(std::make_unique<models::ResNet>(models::ResNet::Block::Basic,
+                                                                   std::array<int64_t, 4>{1, 1, 1, 1}, 3, 1));
+  });
 }
 
 TEST(NnReset, ResetRestartsATrainedModel) {
