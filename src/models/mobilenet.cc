@@ -22,12 +22,41 @@ int64_t make_divisible(double v, int64_t divisor = 8) {
   return n;
 }
 
+// torchvision's init lives in reset_own, so reset_parameters() repeats it in the constructor's order.
+class FanOutConv2d : public nn::Conv2d {
+ public:
+  FanOutConv2d(int64_t in, int64_t out, int64_t kernel, int64_t stride, int64_t groups)
+      : nn::Conv2d(in, out, kernel, stride, (kernel - 1) / 2, /*dilation=*/1, groups, /*bias=*/false) {
+    post_init();
+  }
+  void reset_own() override {
+    nn::Conv2d::reset_own();
+    post_init();
+  }
+
+ private:
+  void post_init() { nn::init::kaiming_normal_(weight, 0.0, nn::init::FanMode::FanOut); }
+};
+
+// The classifier's Dense: N(0, 0.01) weights, zero bias.
+class HeadDense : public nn::Dense {
+ public:
+  HeadDense(int64_t in, int64_t out) : nn::Dense(in, out) { post_init(); }
+  void reset_own() override {
+    nn::Dense::reset_own();
+    post_init();
+  }
+
+ private:
+  void post_init() {
+    nn::init::normal_(weight, 0.0, 0.01);
+    nn::init::zeros_(bias);
+  }
+};
+
 std::unique_ptr<nn::Conv2d> plain_conv(int64_t in, int64_t out, int64_t kernel, int64_t stride = 1,
                                        int64_t groups = 1) {
-  auto c = std::make_unique<nn::Conv2d>(in, out, kernel, stride, (kernel - 1) / 2, /*dilation=*/1, groups,
-                                        /*bias=*/false);
-  nn::init::kaiming_normal_(c->weight, 0.0, nn::init::FanMode::FanOut);
-  return c;
+  return std::make_unique<FanOutConv2d>(in, out, kernel, stride, groups);
 }
 
 // torchvision's Conv2dNormActivation: conv (".0"), BatchNorm (".1"), ReLU6.
@@ -75,9 +104,7 @@ MobileNetV2::MobileNetV2(int64_t num_classes, double width_mult, int64_t in_chan
     }
   }
   features->add(conv_bn_relu6(input_channel, last_channel, 1));
-  auto fc = std::make_unique<nn::Dense>(last_channel, num_classes);
-  nn::init::normal_(fc->weight, 0.0, 0.01);
-  nn::init::zeros_(fc->bias);
+  auto fc = std::make_unique<HeadDense>(last_channel, num_classes);
   classifier = std::make_unique<nn::SequentialCell>(std::make_unique<nn::Dropout>(dropout), std::move(fc));
   register_cell("features", features.get());
   register_cell("classifier", classifier.get());

@@ -20,10 +20,7 @@ VisionTransformer::VisionTransformer(ViTOptions o) : nn::UnaryCell("VisionTransf
               " must be a positive multiple of heads ", o.heads);
   const int64_t grid = o.image_size / o.patch_size;
   conv_proj = std::make_unique<nn::Conv2d>(o.in_channels, o.dim, o.patch_size, o.patch_size);
-  // torchvision's LeCun-normal patch embedding.
-  nn::init::trunc_normal_(conv_proj->weight, 0.0,
-                          std::sqrt(1.0 / static_cast<double>(o.in_channels * o.patch_size * o.patch_size)));
-  nn::init::zeros_(conv_proj->bias);
+  init_patch_embedding();
   class_token = nn::init::zeros({1, 1, o.dim});
   pos_embedding = nn::init::normal({1, grid * grid + 1, o.dim}, 0.0, 0.02);
   dropout = std::make_unique<nn::Dropout>(o.dropout);
@@ -47,6 +44,27 @@ VisionTransformer::VisionTransformer(ViTOptions o) : nn::UnaryCell("VisionTransf
   register_cell("layers", layers.get());
   register_cell("norm", norm.get());
   register_cell("head", head.get());
+}
+
+// torchvision's LeCun-normal patch embedding.
+void VisionTransformer::init_patch_embedding() {
+  nn::init::trunc_normal_(conv_proj->weight, 0.0,
+                          std::sqrt(1.0 / static_cast<double>(o_.in_channels * o_.patch_size * o_.patch_size)));
+  nn::init::zeros_(conv_proj->bias);
+}
+
+// The constructor's order: each child reset where it was built, the post-init right after.
+void VisionTransformer::reset_own() {
+  reset_child(*conv_proj);
+  init_patch_embedding();
+  nn::init::zeros_(class_token);
+  nn::init::normal_(pos_embedding, 0.0, 0.02);
+  reset_child(*dropout);
+  reset_child(*layers);
+  reset_child(*norm);
+  reset_child(*head);
+  nn::init::zeros_(head->weight);
+  nn::init::zeros_(head->bias);
 }
 
 Tensor VisionTransformer::construct(const Tensor& x) {

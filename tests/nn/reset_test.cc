@@ -9,7 +9,9 @@
 #include <memory>
 
 #include "error_matchers.h"
+#include "spore/models/mobilenet.h"
 #include "spore/models/resnet.h"
+#include "spore/models/vit.h"
 #include "spore/nn.h"
 #include "spore/spore.h"
 
@@ -117,6 +119,20 @@ TEST(NnReset, MetaThenResetEqualsDirectResNet) {
   expect_meta_reset_matches([] {
     return std::unique_ptr<Cell>(std::make_unique<models::ResNet>(models::ResNet::Block::Basic,
                                                                    std::array<int64_t, 4>{1, 1, 1, 1}, 3, 1));
+  });
+}
+
+// MobileNetV2: fan-out kaiming on every convolution, N(0, 0.01) classifier with a zero bias.
+TEST(NnReset, MetaThenResetEqualsDirectMobileNetV2) {
+  expect_meta_reset_matches([] { return std::unique_ptr<Cell>(std::make_unique<models::MobileNetV2>(3, 0.25, 1)); });
+}
+
+// ViT: own tensors (class token, positions) between children, a zeroed head.
+TEST(NnReset, MetaThenResetEqualsDirectViT) {
+  expect_meta_reset_matches([] {
+    return std::unique_ptr<Cell>(std::make_unique<models::VisionTransformer>(models::ViTOptions{
+        .image_size = 8, .patch_size = 4, .in_channels = 1, .num_classes = 3, .dim = 8, .depth = 2, .heads = 2,
+        .mlp_dim = 16}));
   });
 }
 

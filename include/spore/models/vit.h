@@ -44,7 +44,13 @@ class VisionTransformer : public nn::UnaryCell {
   std::unique_ptr<nn::LayerNorm> norm;
   std::unique_ptr<nn::Dense> head;  // zeros, as torchvision
 
+ protected:
+  /// Redraws as the constructor did: the layers' own init plus torchvision's (LeCun-normal
+  /// patch embedding, N(0, 0.02) positions, zero class token and head).
+  void reset_own() override;
+
  private:
+  void init_patch_embedding();
   ViTOptions o_;
 };
 
