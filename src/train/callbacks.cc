@@ -202,11 +202,18 @@ void LROnPlateau::save_state(Checkpoint& c, const std::string& prefix) const {
   c.ints[prefix + "num_bad_steps"] = st.num_bad_steps;
   c.ints[prefix + "cooldown_counter"] = st.cooldown_counter;
   c.ints[prefix + "last_step"] = st.last_step;
+  c.ints[prefix + "maximize"] = schedule_.options().maximize ? 1 : 0;
 }
 
 void LROnPlateau::check_state(const Checkpoint& c, const std::string& prefix) const {
   check_monitor("LROnPlateau", c, prefix, monitor_);
   check_best("LROnPlateau", c, prefix);
+  // Older files lack 'maximize': only a file that says it is checked against this schedule.
+  const bool maximize = schedule_.options().maximize;
+  if (auto it = c.ints.find(prefix + "maximize"); it != c.ints.end())
+    SPORE_CHECK((it->second != 0) == maximize, "[LROnPlateau] the checkpoint's state ", it->second ? "maximizes" : "minimizes",
+                " '", monitor_, "' but this schedule ", maximize ? "maximizes" : "minimizes",
+                " it; resume with the schedule options the saved run used");
   for (const char* k : {"num_bad_steps", "cooldown_counter", "last_step"}) check_count("LROnPlateau", c, prefix + k);
 }
 

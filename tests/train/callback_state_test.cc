@@ -299,6 +299,29 @@ TEST(CallbackState, RefusedResumeChangesNoCallback) {
   EXPECT_EQ(fresh2.stopped_epoch(), -1);
 }
 
+// LROnPlateau's saved state says which way it measures: a schedule of the other mode refuses it.
+TEST(CallbackState, LROnPlateauChecksTheScheduleMode) {
+  TempDir dir("plateau_mode");
+  Checkpoint saved;
+  {
+    Harness h;
+    optim::ReduceLROnPlateau plateau(h.opt, plateau_options());
+    LROnPlateau on_plateau(plateau, "loss");
+    CheckpointCallback ck(dir.path.string(), 0, 1);
+    h.model.fit(2, h.data, {&ck, &on_plateau});
+    saved = load_checkpoint(ck.last_saved());
+  }
+  EXPECT_EQ(saved.ints.at("callback.lr_on_plateau.maximize"), 0);
+  Harness h;
+  optim::PlateauOptions o = plateau_options();
+  o.maximize = true;
+  optim::ReduceLROnPlateau maximizing(h.opt, o);
+  LROnPlateau on_plateau(maximizing, "loss");
+  h.model.restore(saved);
+  EXPECT_ERROR(h.model.fit(4, h.data, {&on_plateau}),
+               "[LROnPlateau] the checkpoint's state minimizes 'loss' but this schedule maximizes it");
+}
+
 // A corrupted epoch_progress entry is refused before any hook runs, and stays pending: a
 // second fit refuses it again instead of resuming with zeroed totals.
 TEST(CallbackState, BadEpochProgressRefusedAtFitStart) {

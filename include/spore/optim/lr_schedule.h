@@ -183,6 +183,9 @@ class ReduceLROnPlateau {
   const State& state() const { return state_; }
   void load_state(const State& s) { state_ = s; }
 
+  /// The options it was made with (a resumed callback checks its mode against the saved one).
+  const PlateauOptions& options() const { return o_; }
+
  private:
   bool is_better(double a) const;
   Optimizer& opt_;
