@@ -30,6 +30,7 @@ test: build
 	test "$$($(BUILD)/bin/seed_tour)" = "$$(printf '3\n12\n14\n7\n12')" || { echo "seed_tour: expected 3 12 14 7 12"; exit 1; }
 	python3 tests/include_graph.py
 	/usr/bin/python3 tests/tools/cli_test.py $(BUILD)/bin/spore
+	/usr/bin/python3 tests/tools/cli_image_folder_test.py $(BUILD)/bin/spore
 	/usr/bin/python3 tests/tools/model_files_test.py $(BUILD)/bin/spore
 	tests/isa_symbols_check.sh $(BUILD)
 	tests/oracle/run.sh $(BUILD)/bin/spore_oracle_cases $(BUILD)/oracle

@@ -25,12 +25,24 @@ std::unique_ptr<nn::SequentialCell> mlp(const std::vector<int64_t>& sizes) {
 
 std::unique_ptr<nn::SequentialCell> lenet5(int64_t num_classes, int64_t in_channels) {
   SPORE_CHECK(num_classes >= 1 && in_channels >= 1, "[models::lenet5] num_classes and in_channels must be positive");
-  return std::make_unique<nn::SequentialCell>(
-      std::make_unique<nn::Conv2d>(in_channels, 6, 5, /*stride=*/1, /*padding=*/2), std::make_unique<nn::ReLU>(),
-      std::make_unique<nn::MaxPool2d>(2), std::make_unique<nn::Conv2d>(6, 16, 5), std::make_unique<nn::ReLU>(),
-      std::make_unique<nn::MaxPool2d>(2), std::make_unique<nn::Flatten>(), std::make_unique<nn::Dense>(16 * 5 * 5, 120),
-      std::make_unique<nn::ReLU>(), std::make_unique<nn::Dense>(120, 84), std::make_unique<nn::ReLU>(),
-      std::make_unique<nn::Dense>(84, num_classes));
+  // Added one by one: the layers draw their weights in this order. (Built as constructor
+  // arguments, the order of the draws would be the compiler's choice: GCC evaluates them last
+  // to first, so the same seed gave other weights under another compiler, and reset_parameters,
+  // which redraws in registration order, could not reproduce them.)
+  auto net = std::make_unique<nn::SequentialCell>();
+  net->add(std::make_unique<nn::Conv2d>(in_channels, 6, 5, /*stride=*/1, /*padding=*/2))
+      .add(std::make_unique<nn::ReLU>())
+      .add(std::make_unique<nn::MaxPool2d>(2))
+      .add(std::make_unique<nn::Conv2d>(6, 16, 5))
+      .add(std::make_unique<nn::ReLU>())
+      .add(std::make_unique<nn::MaxPool2d>(2))
+      .add(std::make_unique<nn::Flatten>())
+      .add(std::make_unique<nn::Dense>(16 * 5 * 5, 120))
+      .add(std::make_unique<nn::ReLU>())
+      .add(std::make_unique<nn::Dense>(120, 84))
+      .add(std::make_unique<nn::ReLU>())
+      .add(std::make_unique<nn::Dense>(84, num_classes));
+  return net;
 }
 
 }  // namespace spore::models

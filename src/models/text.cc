@@ -39,7 +39,7 @@ TransformerClassifier::TransformerClassifier(int64_t vocab_size, int64_t num_cla
               "[TransformerClassifier] vocab_size, num_classes, num_layers and max_len must be positive");
   check_pad_id("TransformerClassifier", o.pad_id, vocab_size);
   embedding = std::make_unique<nn::Embedding>(vocab_size, o.d_model, padding_row(o.pad_id));
-  pos_embedding = nn::init::normal({1, o.max_len, o.d_model}, 0.0, 0.02);
+  pos_embedding = nn::init::normal({1, o.max_len, o.d_model}, 0.0, 0.02);  // reset_own repeats this order
   dropout = std::make_unique<nn::Dropout>(o.dropout);
   layers = std::make_unique<nn::CellList>();
   const nn::TransformerOptions lo{.dim_feedforward = o.dim_feedforward, .dropout = o.dropout, .batch_first = true};
@@ -51,6 +51,14 @@ TransformerClassifier::TransformerClassifier(int64_t vocab_size, int64_t num_cla
   register_cell("dropout", dropout.get());
   register_cell("layers", layers.get());
   register_cell("fc", fc.get());
+}
+
+void TransformerClassifier::reset_own() {
+  reset_child(*embedding);
+  nn::init::normal_(pos_embedding, 0.0, 0.02);
+  reset_child(*dropout);
+  reset_child(*layers);
+  reset_child(*fc);
 }
 
 Tensor TransformerClassifier::construct(const Tensor& ids) {
@@ -113,6 +121,7 @@ GPT::GPT(GPTOptions o) : nn::UnaryCell("GPT"), o_(o) {
   tok_embedding = std::make_unique<nn::Embedding>(o.vocab_size, o.n_embd);
   pos_embedding = std::make_unique<nn::Embedding>(o.block_size, o.n_embd);
   // GPT-2's N(0, 0.02): N(0, 1) embeddings tied to the head would start with huge logits.
+  // reset_own repeats these draws in this order.
   nn::init::normal_(tok_embedding->weight, 0.0, 0.02);
   nn::init::normal_(pos_embedding->weight, 0.0, 0.02);
   dropout = std::make_unique<nn::Dropout>(o.dropout);
@@ -134,6 +143,17 @@ GPT::GPT(GPTOptions o) : nn::UnaryCell("GPT"), o_(o) {
     lm_head = std::make_unique<nn::Dense>(o.n_embd, o.vocab_size, /*bias=*/false);
     register_cell("lm_head", lm_head.get());
   }
+}
+
+void GPT::reset_own() {
+  reset_child(*tok_embedding);
+  reset_child(*pos_embedding);
+  nn::init::normal_(tok_embedding->weight, 0.0, 0.02);
+  nn::init::normal_(pos_embedding->weight, 0.0, 0.02);
+  reset_child(*dropout);
+  reset_child(*layers);
+  reset_child(*norm);
+  if (lm_head) reset_child(*lm_head);
 }
 
 Tensor GPT::construct(const Tensor& ids) {

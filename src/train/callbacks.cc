@@ -108,8 +108,7 @@ CheckpointCallback::CheckpointCallback(std::string dir, int64_t every_steps, int
 
 void CheckpointCallback::save(RunContext& c) {
   const std::string path = (std::filesystem::path(dir_) / ("ckpt-" + std::to_string(c.global_step) + ".spore")).string();
-  // A step and an epoch boundary may coincide: the later save overwrites (atomically) the
-  // earlier one, since the model's position may have moved on between them.
+  // Named by the step: a resumed run that saves at the same step replaces the file atomically.
   Checkpoint ck = c.model->checkpoint();
   if (decorate_) decorate_(ck);
   save_checkpoint(path, ck);
@@ -294,7 +293,12 @@ void MetricsLog::write(const std::string& line) {
   SPORE_CHECK(out.good(), "[MetricsLog] cannot append to ", path_);
   out << line << '\n';
 }
-void MetricsLog::on_epoch_end(RunContext& c) { write("{\"event\": \"epoch\", " + json_metrics(c) + "}"); }
+// An epoch stopped part-way is logged with "complete": false, so a reader does not take its
+// metrics (which cover only the batches run) for a whole epoch's.
+void MetricsLog::on_epoch_end(RunContext& c) {
+  write(std::string("{\"event\": \"epoch\", \"complete\": ") + (c.epoch_complete ? "true" : "false") + ", " +
+        json_metrics(c) + "}");
+}
 void MetricsLog::on_train_end(RunContext& c) { write("{\"event\": \"end\", " + json_metrics(c) + "}"); }
 
 }  // namespace spore::train

@@ -124,7 +124,7 @@ std::vector<double> LossMetric::state() const { return {sum_, static_cast<double
 void LossMetric::load_state(const std::vector<double>& s) {
   check_state("LossMetric", s, 2);
   const int64_t count = count_from("LossMetric", s[1]);
-  SPORE_CHECK(std::isfinite(s[0]), "[LossMetric.load_state] the loss sum is ", s[0], "; the state is corrupted");
+  // The sum is not checked: a diverged run's inf or NaN sum is its true state.
   sum_ = s[0];
   count_ = count;
 }

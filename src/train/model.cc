@@ -135,11 +135,21 @@ std::map<std::string, double> Model::evaluate(BatchSource& data, const std::vect
 }
 
 namespace {
-// Clears the model's view of the running fit when fit returns or throws.
+// Clears the model's view of the running fit when fit returns or throws. A fit that ends inside
+// an epoch (a callback stopped it, a step threw) leaves the epoch's totals pending like a
+// restored checkpoint's, so the next fit, or a checkpoint taken before it, continues them.
 struct FitScope {
   const std::vector<Callback*>*& callbacks;
   EpochProgress*& progress;
+  Checkpoint& pending;
+  const int64_t& batch_in_epoch;
   ~FitScope() {
+    if (progress && batch_in_epoch > 0) {
+      try {
+        save_epoch_progress(*progress, pending);
+      } catch (...) {  // never throw from a destructor; the totals then restart at zero
+      }
+    }
     callbacks = nullptr;
     progress = nullptr;
   }
@@ -161,10 +171,11 @@ FitResult Model::fit(int64_t epochs, BatchSource& train, const std::vector<Callb
   if (batch_in_epoch_ > 0) load_epoch_progress(resumed_progress, resume_state_);
   load_callback_states(given, resume_state_);
   resume_state_ = Checkpoint();
-  EpochProgress progress;
+  // Resumed inside an epoch: its metrics and mean loss continue from the saved totals.
+  EpochProgress progress = std::move(resumed_progress);
   fit_callbacks_ = &given;
   fit_progress_ = &progress;
-  FitScope scope{fit_callbacks_, fit_progress_};
+  FitScope scope{fit_callbacks_, fit_progress_, resume_state_, batch_in_epoch_};
   RunContext c;
   c.model = this;
   c.epochs = epochs;
@@ -176,10 +187,7 @@ FitResult Model::fit(int64_t epochs, BatchSource& train, const std::vector<Callb
   const auto t_fit = clock::now();
   bool first_epoch = true;
   while (epoch_ < epochs && !c.stop) {
-    // Resumed inside an epoch: its metrics and mean loss continue from the saved totals.
-    if (first_epoch) {
-      progress = std::move(resumed_progress);
-    } else {
+    if (!first_epoch) {
       progress = EpochProgress();
       for (const auto& m : metric_names_) progress.metrics.push_back(make_metric(m));
     }
@@ -190,6 +198,7 @@ FitResult Model::fit(int64_t epochs, BatchSource& train, const std::vector<Callb
     c.steps_per_epoch = train.batches_per_epoch();
     c.samples_in_epoch = 0;
     c.epoch_seconds = 0;
+    c.epoch_complete = false;
     c.train_metrics.clear();
     c.eval_metrics.clear();
     for (Callback* cb : callbacks) cb->on_epoch_begin(c);

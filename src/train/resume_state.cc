@@ -24,9 +24,10 @@ std::vector<std::pair<Callback*, std::string>> state_prefixes(const std::vector<
     const std::string name = cb->state_name();
     if (name.empty()) continue;
     // A '.' would let one callback's prefix match inside another's entries.
-    SPORE_CHECK(name.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789_") == std::string::npos,
+    SPORE_CHECK(name.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-") ==
+                    std::string::npos,
                 "[Model::fit] callback state name '", name,
-                "' may hold only a-z, 0-9 and '_'; rename it in the callback's state_name()");
+                "' may hold only letters, digits, '_' and '-'; rename it in the callback's state_name()");
     const int k = seen[name]++;
     std::string prefix = kCallbackPrefix;
     prefix += name;
@@ -75,8 +76,9 @@ void load_epoch_progress(EpochProgress& p, const Checkpoint& c) {
   if (!c.has_prefix(kProgressPrefix)) return;
   p.loss_sum = c.get_double(std::string(kProgressPrefix) + "loss_sum");
   p.loss_count = c.get_int(std::string(kProgressPrefix) + "loss_count");
-  SPORE_CHECK(std::isfinite(p.loss_sum) && p.loss_count >= 0, "[Model::fit] the checkpoint's epoch_progress holds loss_sum ",
-              p.loss_sum, " over ", p.loss_count, " samples; a finite sum and a count >= 0 are expected, the file is corrupted");
+  // The sum may be inf or NaN: a diverged run is still resumed exactly as it would have gone on.
+  SPORE_CHECK(p.loss_count >= 0, "[Model::fit] the checkpoint's epoch_progress counts ", p.loss_count,
+              " samples; a count >= 0 is expected, the file is corrupted");
   for (auto& m : p.metrics) {
     const std::string key = kProgressPrefix + ("metric." + m->name());
     bool found = false;

@@ -9,8 +9,10 @@
 #include <memory>
 
 #include "error_matchers.h"
+#include "spore/models/classic.h"
 #include "spore/models/mobilenet.h"
 #include "spore/models/resnet.h"
+#include "spore/models/text.h"
 #include "spore/models/vit.h"
 #include "spore/nn.h"
 #include "spore/spore.h"
@@ -125,6 +127,28 @@ TEST(NnReset, MetaThenResetEqualsDirectResNet) {
 // MobileNetV2: fan-out kaiming on every convolution, N(0, 0.01) classifier with a zero bias.
 TEST(NnReset, MetaThenResetEqualsDirectMobileNetV2) {
   expect_meta_reset_matches([] { return std::unique_ptr<Cell>(std::make_unique<models::MobileNetV2>(3, 0.25, 1)); });
+}
+
+// The zoo's MLP and LeNet-5 have no post-init: the layers' own reset is the whole of it.
+TEST(NnReset, MetaThenResetEqualsDirectZooMlpAndLeNet) {
+  expect_meta_reset_matches([] { return std::unique_ptr<Cell>(models::mlp({12, 8, 3})); });
+  expect_meta_reset_matches([] { return std::unique_ptr<Cell>(models::lenet5(10, 1)); });
+}
+
+// Text models: the classifier's positions (an own tensor between children, the embedding with
+// a padding row), the LSTM classifier, and GPT's N(0, 0.02) embeddings over their default
+// draw, tied head and untied.
+TEST(NnReset, MetaThenResetEqualsDirectTextModels) {
+  expect_meta_reset_matches([] {
+    return std::unique_ptr<Cell>(models::transformer_classifier(
+        30, 4, {.d_model = 8, .nhead = 2, .num_layers = 2, .dim_feedforward = 16, .max_len = 12, .pad_id = 0}));
+  });
+  expect_meta_reset_matches([] { return std::unique_ptr<Cell>(models::lstm_classifier(30, 4, 8, 6, 0)); });
+  for (bool tie : {true, false})
+    expect_meta_reset_matches([tie] {
+      return std::unique_ptr<Cell>(
+          models::gpt({.vocab_size = 20, .block_size = 8, .n_layer = 2, .n_head = 2, .n_embd = 8, .tie_weights = tie}));
+    });
 }
 
 // ViT: own tensors (class token, positions) between children, a zeroed head.

@@ -129,7 +129,7 @@ with tempfile.TemporaryDirectory() as tmp:
         (["train", "--optimizer", "sgdd"], "--optimizer must be one of sgd, adam"),
         (["train", "--mode", "eager"], "--mode must be one of graph, pynative"),
         (["train", "--dataset", "/nonexistent"], "neither fashion-mnist nor a directory"),
-        (["train", "--dataset", tmp], "has no train-images-idx3-ubyte"),
+        (["train", "--dataset", tmp], "is neither an image folder nor an IDX directory"),
         (["train", "--resume"], "--resume needs --checkpoint-dir"),
         (["eval"], "needs --checkpoint FILE"),
         (["eval", "--checkpoint", "/nonexistent.spore"], "cannot open /nonexistent.spore"),

@@ -10,6 +10,7 @@
 
 #include <filesystem>
 #include <cmath>
+#include <limits>
 #include <memory>
 
 #include <unistd.h>
@@ -278,6 +279,60 @@ TEST(CallbackState, StopInsideAnEpochLeavesPerEpochStateAlone) {
   EXPECT_EQ(rest.state.best, full.state.best);
 }
 
+// A fit that a callback stopped inside an epoch leaves the epoch's totals pending: a second fit
+// on the same model finishes the epoch with the uninterrupted run's mean loss, and a checkpoint
+// taken between the two fits holds them.
+TEST(CallbackState, SecondFitContinuesAStoppedEpoch) {
+  TempDir a("second_a");
+  const int64_t kEpochs = 6;
+  PlateauRun full = run_plateau(kEpochs, a.path, Resume::Fresh);
+  Harness h;
+  optim::ReduceLROnPlateau plateau(h.opt, plateau_options());
+  LROnPlateau on_plateau(plateau, "loss");
+  StopAt stop(4 * 7 + 3);
+  h.model.fit(kEpochs, h.data, {&stop, &on_plateau});
+  ASSERT_EQ(h.model.global_step(), 4 * 7 + 3);
+  const Checkpoint between = h.model.checkpoint();
+  EXPECT_EQ(between.get_int("epoch_progress.loss_count"), 3 * 32);
+  EpochLog log;
+  h.model.fit(kEpochs, h.data, {&on_plateau, &log});
+  ASSERT_EQ(log.losses.size(), 2u);
+  EXPECT_EQ(log.losses[0], full.losses[4]);
+  EXPECT_EQ(log.losses[1], full.losses[5]);
+  EXPECT_EQ(log.lrs, (std::vector<double>{full.lrs[4], full.lrs[5]}));
+}
+
+// A diverged run (an inf or NaN loss in the epoch so far) is still resumable: the sum is its
+// true state, only the counts are checked.
+TEST(CallbackState, NonFiniteLossSumsResume) {
+  TempDir dir("diverged");
+  Checkpoint c;
+  {
+    Harness h;
+    CheckpointCallback ck(dir.path.string(), 3, 0);
+    h.model.fit(1, h.data, {&ck});
+    c = load_checkpoint((dir.path / "ckpt-3.spore").string());
+  }
+  const double inf = std::numeric_limits<double>::infinity();
+  c.set_double("epoch_progress.loss_sum", inf);
+  bool found = false;
+  for (auto& [name, t] : c.tensors)
+    if (name == "epoch_progress.metric.loss") {
+      t = ops::from_vector(std::vector<double>{inf, 96});
+      found = true;
+    }
+  ASSERT_TRUE(found);
+  Harness h;
+  h.model.restore(c);
+  EpochLog log;
+  h.model.fit(1, h.data, {&log});
+  ASSERT_EQ(log.losses.size(), 1u);
+  EXPECT_TRUE(std::isinf(log.losses[0]));
+  LossMetric loss;
+  loss.load_state({std::nan(""), 2});
+  EXPECT_TRUE(std::isnan(loss.value()));
+}
+
 // The second callback refusing its state leaves the first one as it was.
 TEST(CallbackState, RefusedResumeChangesNoCallback) {
   TempDir dir("refuse");
@@ -338,10 +393,10 @@ TEST(CallbackState, BadEpochProgressRefusedAtFitStart) {
   Harness h;
   h.model.restore(c);
   StopAt probe(-1);
-  EXPECT_ERROR(h.model.fit(1, h.data, {&probe}), "a finite sum and a count >= 0 are expected");
+  EXPECT_ERROR(h.model.fit(1, h.data, {&probe}), "counts -5 samples; a count >= 0 is expected");
   EXPECT_TRUE(probe.complete.empty());
   EXPECT_EQ(h.model.global_step(), 3);
-  EXPECT_ERROR(h.model.fit(1, h.data, {&probe}), "a finite sum and a count >= 0 are expected");
+  EXPECT_ERROR(h.model.fit(1, h.data, {&probe}), "counts -5 samples; a count >= 0 is expected");
   EXPECT_EQ(h.model.global_step(), 3);
 }
 
@@ -375,8 +430,11 @@ TEST(CallbackState, StateNamesValidated) {
   NamedState clash("early_stopping_1"), dotted("early.stopping");
   EXPECT_ERROR(h.model.fit(1, h.data, {&e1, &e2, &clash}),
                "two callbacks save their state under 'callback.early_stopping_1.'");
-  EXPECT_ERROR(h.model.fit(1, h.data, {&dotted}), "callback state name 'early.stopping' may hold only a-z, 0-9 and '_'");
+  EXPECT_ERROR(h.model.fit(1, h.data, {&dotted}), "callback state name 'early.stopping' may hold only letters, digits, '_' and '-'");
   EXPECT_EQ(h.model.global_step(), 0);
+  NamedState dashed("Early-Stopping");
+  h.model.fit(1, h.data, {&dashed});
+  EXPECT_EQ(h.model.global_step(), 7);
 }
 
 TEST(CallbackState, DuplicateMetricsRefused) {

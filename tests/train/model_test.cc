@@ -145,6 +145,9 @@ TEST(Model, EvaluateAndCallbacks) {
   while (std::getline(in, line)) {
     ++lines;
     EXPECT_NE(line.find("\"eval_accuracy\": "), std::string::npos) << line;
+    if (lines <= 2) {
+      EXPECT_NE(line.find("\"event\": \"epoch\", \"complete\": true, "), std::string::npos) << line;
+    }
   }
   EXPECT_EQ(lines, 3);  // two epochs and the end
   auto ev = model.evaluate(valid);

@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The data sets the command line knows: Fashion-MNIST from Debian's dataset-fashion-mnist
-// package (the default), or any directory of MNIST-format IDX files.
+// package (the default), a directory of MNIST-format IDX files, or an image folder
+// (DIR/train/<class>/*.png|jpg and DIR/test/<class>/..., torchvision's ImageFolder layout).
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include <spore/data/dataset.h>
 
@@ -16,13 +18,28 @@ struct DataOptions {
   uint64_t seed = 0;
   int64_t limit = -1;  // use only the first `limit` samples (quick runs and tests)
   int workers = 1;
+  int64_t image_size = 28;  // samples are resized to image_size x image_size
+  int channels = 0;         // 1 gray or 3 RGB; 0: the data set's own (1 for IDX, 3 for folders)
 };
 
-/// The directory holding the IDX files for `dataset`; errors name the package or files to provide.
-std::string dataset_dir(const std::string& dataset);
-/// Training batches: shuffled per epoch from the seed, normalized, (N, 1, 28, 28) float32 + int64 labels.
+/// What a data set holds once prepared as `o` asks: the shape the network sees and the classes.
+struct DataInfo {
+  bool image_folder = false;
+  int64_t channels = 1;
+  int64_t image_size = 28;
+  std::vector<std::string> classes;  // an image folder's class names (label i = classes[i])
+  int64_t num_classes = 10;
+};
+
+/// Checks the data set's files and tells what it holds; errors name the package, files or
+/// layout to provide. Reads no image (class names come from the folder names).
+DataInfo describe(const DataOptions& o);
+/// Training batches: shuffled per epoch from the seed, normalized, (N, C, S, S) float32 + int64
+/// labels; the last partial batch is dropped, so every step has one shape.
 std::shared_ptr<const data::Dataset> train_batches(const DataOptions& o);
 /// Test batches in file order.
 std::shared_ptr<const data::Dataset> test_batches(const DataOptions& o);
+/// One PNG or JPEG file prepared as an image folder's test images are: float32 (1, C, S, S).
+Tensor image_input(const std::string& path, const DataOptions& o, int64_t channels);
 
 }  // namespace spore::cli

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // spore train / eval / predict.
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <filesystem>
 #include <map>
@@ -25,7 +26,10 @@ namespace {
 namespace fs = std::filesystem;
 
 std::vector<FlagSpec> data_flags() {
-  return {{"dataset", true, "fashion-mnist, or a directory of MNIST-format IDX files", "fashion-mnist"},
+  return {{"dataset", true,
+           "fashion-mnist, a directory of MNIST-format IDX files, or an image folder (DIR/train/<class>/*.png|jpg "
+           "and DIR/test/<class>/...)",
+           "fashion-mnist"},
           {"batch-size", true, "samples per batch", "64"},
           {"limit", true, "use only the first N samples of each split (quick runs)", "-1"},
           {"workers", true, "data pipeline worker threads", "1"},
@@ -48,6 +52,39 @@ DataOptions data_options(const Flags& f, uint64_t seed) {
   o.workers = static_cast<int>(f.integer("workers", 1, 64));
   o.seed = seed;
   return o;
+}
+
+// eval and predict prepare the data as the run that wrote the checkpoint did.
+void data_from_checkpoint(DataOptions& o, const train::Checkpoint& c) {
+  auto get = [&c](const char* k, int64_t fallback) { return c.ints.count(k) ? c.get_int(k) : fallback; };
+  o.image_size = get("image_size", 28);  // files from before image folders were 28 x 28 gray
+  o.channels = static_cast<int>(get("in_channels", 1));
+}
+
+std::string joined(const std::vector<std::string>& v) {
+  std::string s;
+  for (const auto& x : v) s += (s.empty() ? "" : "\n") + x;
+  return s;
+}
+
+// An image folder's classes must be the checkpoint's, in the same order, or labels mean other things.
+// Checked before the data is prepared with the checkpoint's channels, so a checkpoint of RGB
+// folder images on gray IDX data reports the classes, the first thing that differs.
+void check_classes(DataOptions o, const train::Checkpoint& c, const std::string& path) {
+  o.channels = 0;
+  const DataInfo info = describe(o);
+  auto it = c.texts.find("classes");
+  const std::string saved = it == c.texts.end() ? "" : it->second;
+  const std::string given = info.image_folder ? joined(info.classes) : "";
+  if (saved == given) return;
+  auto shown = [](std::string v) {
+    if (v.empty()) return std::string("the 10 IDX classes");
+    for (char& ch : v)
+      if (ch == '\n') ch = ',';
+    return v;
+  };
+  throw Error("--dataset's classes (" + shown(given) + ") are not the ones " + path + " was trained on (" +
+              shown(saved) + "); evaluate on data with the same classes");
 }
 
 void set_mode(const Flags& f) {
@@ -76,7 +113,8 @@ Restored restore_network(const train::Checkpoint& c, const std::string& path) {
   SPORE_CHECK(it != c.texts.end(), path, " was not written by `spore train` (it names no zoo model)");
   Restored r;
   r.model_name = it->second;
-  r.net = models::create(r.model_name, c.get_int("num_classes"), c.get_int("in_channels"));
+  const int64_t image_size = c.ints.count("image_size") ? c.get_int("image_size") : 28;
+  r.net = models::create(r.model_name, c.get_int("num_classes"), c.get_int("in_channels"), image_size);
   r.net->load_state_dict(c.with_prefix("model."));
   r.net->eval();
   return r;
@@ -110,7 +148,11 @@ int train_command(const std::vector<std::string>& args) {
                 {"checkpoint-dir", true, "save a checkpoint there after every epoch and at the end", ""},
                 {"checkpoint-every", true, "also save every N steps", "0"},
                 {"resume", false, "continue from the newest checkpoint in --checkpoint-dir", ""},
-                {"log-dir", true, "append per-epoch metrics as JSON lines to DIR/metrics.jsonl", ""}});
+                {"log-dir", true, "append per-epoch metrics as JSON lines to DIR/metrics.jsonl", ""},
+                {"image-size", true, "resize images to SxS (lenet needs 28, vit_tiny a multiple of 4)", "28"},
+                {"channels", true, "1 (gray) or 3 (RGB); 0: the data set's own (1 for IDX, 3 for image folders)", "0"},
+                {"data-stats", false,
+                 "print the training pipeline's per-stage time and queue depths to stderr at the end", ""}});
   Flags f("train", specs);
   f.parse(args);
   if (wants_help(f, "usage: spore train [flags]")) return 0;
@@ -124,12 +166,16 @@ int train_command(const std::vector<std::string>& args) {
   DataOptions dopt = data_options(f, seed);
 
   manual_seed(seed);
-  std::unique_ptr<nn::UnaryCell> net = models::create(model_name, 10, 1);
+  dopt.image_size = f.integer("image-size", 1, 4096);
+  dopt.channels = static_cast<int>(f.integer("channels", 0, 3));
+  const DataInfo info = describe(dopt);
+  std::unique_ptr<nn::UnaryCell> net = models::create(model_name, info.num_classes, info.channels, info.image_size);
   auto opt = make_optimizer(f.choice("optimizer", {"sgd", "adam", "adamw", "rmsprop", "adagrad", "lamb"}),
                             net->parameters(), f.number("lr", 0, 1e3), f.number("momentum", 0, 1),
                             f.number("weight-decay", 0, 1e3));
   train::Model model(*net, cross_entropy_loss, *opt);
-  train::DatasetBatches train_data(train_batches(dopt));
+  const std::shared_ptr<const data::Dataset> train_pipeline = train_batches(dopt);
+  train::DatasetBatches train_data(train_pipeline);
   train::DatasetBatches test_data(test_batches(dopt));
   // The schedule sets the optimizer's learning-rate tensor, which the compiled step reads: no
   // retrace. It is built before a resume restores the (decayed) rate, so its base is --lr.
@@ -153,7 +199,8 @@ int train_command(const std::vector<std::string>& args) {
   const std::map<std::string, std::string> settings = {
       {"zoo_model", model_name},     {"dataset", f.str("dataset")},    {"seed", std::to_string(seed)},
       {"batch_size", f.str("batch-size")}, {"limit", f.str("limit")}, {"optimizer", f.str("optimizer")},
-      {"lr", f.str("lr")},           {"schedule", schedule_name},     {"epochs_planned", std::to_string(epochs)}};
+      {"lr", f.str("lr")},           {"schedule", schedule_name},     {"epochs_planned", std::to_string(epochs)},
+      {"image_size", std::to_string(info.image_size)}, {"channels", std::to_string(info.channels)}};
   if (f.has("resume")) {
     const std::string latest = train::CheckpointCallback::latest(ckpt_dir);
     SPORE_CHECK(!latest.empty(), "spore train --resume: no checkpoint (ckpt-<step>.spore) in ", ckpt_dir);
@@ -187,10 +234,12 @@ int train_command(const std::vector<std::string>& args) {
   if (!ckpt_dir.empty()) {
     ckpt = std::make_unique<train::CheckpointCallback>(
         ckpt_dir, f.integer("checkpoint-every", 0, int64_t{1} << 40), /*every_epochs=*/1, /*keep=*/3,
-        [&settings](train::Checkpoint& c) {
+        [&settings, &info](train::Checkpoint& c) {
           for (const auto& [k, v] : settings) c.texts[k] = v;
-          c.ints["num_classes"] = 10;
-          c.ints["in_channels"] = 1;
+          c.ints["num_classes"] = info.num_classes;
+          c.ints["in_channels"] = info.channels;
+          c.ints["image_size"] = info.image_size;
+          if (info.image_folder) c.texts["classes"] = joined(info.classes);
         });
     callbacks.push_back(ckpt.get());
   }
@@ -200,6 +249,8 @@ int train_command(const std::vector<std::string>& args) {
     callbacks.push_back(log.get());
   }
   train::FitResult r = model.fit(epochs, train_data, callbacks);
+  // Where a slow step's time goes: each stage's own time, and how full the prefetch queue ran.
+  if (f.has("data-stats")) std::fprintf(stderr, "training data pipeline:\n%s", train_pipeline->stats().c_str());
   auto test = model.evaluate(test_data);
   std::printf("model %s  mode %s  epochs %lld  train_loss %.4f  test_accuracy %.4f  test_loss %.4f  %.0f samples/s  %.1f s\n",
               model_name.c_str(), f.str("mode").c_str(), static_cast<long long>(epochs), r.train_loss,
@@ -234,7 +285,10 @@ int eval_command(const std::vector<std::string>& args) {
   // Evaluation needs no optimizer state; a plain SGD over the weights satisfies Model.
   optim::SGD opt(r.net->parameters());
   train::Model model(*r.net, cross_entropy_loss, opt);
-  train::DatasetBatches test_data(test_batches(data_options(f, 0)));
+  DataOptions dopt = data_options(f, 0);
+  data_from_checkpoint(dopt, c);
+  check_classes(dopt, c, path);
+  train::DatasetBatches test_data(test_batches(dopt));
   const int64_t classes = c.get_int("num_classes");
   train::ConfusionMatrix cm(classes);
   std::vector<train::Metric*> extra;
@@ -263,7 +317,10 @@ int eval_command(const std::vector<std::string>& args) {
 int predict_command(const std::vector<std::string>& args) {
   auto specs = data_flags();
   specs.insert(specs.begin(), {{"checkpoint", true, "a checkpoint saved by spore train", ""},
-                               {"input", true, "a .npy batch (N, 1, 28, 28) float32, already normalized", ""},
+                               {"input", true,
+                                "a .npy batch (N, C, S, S) float32, already normalized, or one PNG/JPEG image "
+                                "(prepared as the training run's image folder was)",
+                                ""},
                                {"count", true, "how many test images to classify (without --input)", "10"}});
   Flags f("predict", specs);
   f.parse(args);
@@ -272,13 +329,26 @@ int predict_command(const std::vector<std::string>& args) {
   set_mode(f);
   const train::Checkpoint c = train::load_checkpoint(f.str("checkpoint"));
   Restored r = restore_network(c, f.str("checkpoint"));
+  DataOptions o = data_options(f, 0);
+  data_from_checkpoint(o, c);
+  const int64_t ch = o.channels, size = o.image_size;
   Tensor x, labels;
-  if (!f.str("input").empty()) {
-    x = data::read_npy(f.str("input")).to(DType::Float32);
-    SPORE_CHECK(x.dim() == 4 && x.shape()[1] == 1 && x.shape()[2] == 28 && x.shape()[3] == 28, "spore predict: --input ",
-                f.str("input"), " has shape ", shape_str(x.shape()), "; the model expects (N, 1, 28, 28)");
+  const std::string input = f.str("input");
+  auto ends_with = [&input](const std::string& e) {
+    if (input.size() < e.size()) return false;
+    std::string tail = input.substr(input.size() - e.size());
+    for (char& k : tail) k = static_cast<char>(std::tolower(static_cast<unsigned char>(k)));
+    return tail == e;
+  };
+  if (!input.empty() && (ends_with(".png") || ends_with(".jpg") || ends_with(".jpeg"))) {
+    x = image_input(input, o, ch);
+  } else if (!input.empty()) {
+    x = data::read_npy(input).to(DType::Float32);
+    SPORE_CHECK(x.dim() == 4 && x.shape()[1] == ch && x.shape()[2] == size && x.shape()[3] == size,
+                "spore predict: --input ", input, " has shape ", shape_str(x.shape()), "; the model expects (N, ", ch,
+                ", ", size, ", ", size, ")");
   } else {
-    DataOptions o = data_options(f, 0);
+    check_classes(o, c, f.str("checkpoint"));
     o.batch_size = f.integer("count", 1, 10000);
     auto it = test_batches(o)->iterate(0);
     auto row = it.next();
@@ -288,18 +358,38 @@ int predict_command(const std::vector<std::string>& args) {
   }
   const Tensor pred = ops::argmax((*r.net)(x), 1).to(DType::Int64).contiguous();
   const Tensor lab = labels.defined() ? labels.to(DType::Int64).contiguous() : Tensor();
+  // An image folder's class names, label i = names[i]; IDX data sets have none.
+  std::vector<std::string> names;
+  if (auto it = c.texts.find("classes"); it != c.texts.end()) {
+    std::istringstream in(it->second);
+    for (std::string line; std::getline(in, line);) names.push_back(line);
+  }
+  auto named = [&names](int64_t k) {
+    return k >= 0 && static_cast<size_t>(k) < names.size() ? " (" + names[static_cast<size_t>(k)] + ")" : std::string();
+  };
   std::ostringstream json;
   json << "{\"predictions\": [";
   for (int64_t i = 0; i < pred.numel(); ++i) {
     const int64_t p = pred.data<int64_t>()[i];
-    if (labels.defined())
-      std::printf("%lld\tpredicted %lld\tlabel %lld\n", static_cast<long long>(i), static_cast<long long>(p),
-                  static_cast<long long>(lab.data<int64_t>()[i]));
-    else
-      std::printf("%lld\tpredicted %lld\n", static_cast<long long>(i), static_cast<long long>(p));
+    if (labels.defined()) {
+      const int64_t l = lab.data<int64_t>()[i];
+      std::printf("%lld\tpredicted %lld%s\tlabel %lld%s\n", static_cast<long long>(i), static_cast<long long>(p),
+                  named(p).c_str(), static_cast<long long>(l), named(l).c_str());
+    } else {
+      std::printf("%lld\tpredicted %lld%s\n", static_cast<long long>(i), static_cast<long long>(p), named(p).c_str());
+    }
     json << (i ? ", " : "") << p;
   }
-  json << "]}";
+  json << "]";
+  if (!names.empty()) {
+    json << ", \"class_names\": [";
+    for (int64_t i = 0; i < pred.numel(); ++i) {
+      const int64_t p = pred.data<int64_t>()[i];
+      json << (i ? ", " : "") << json_string(p < static_cast<int64_t>(names.size()) ? names[static_cast<size_t>(p)] : "");
+    }
+    json << "]";
+  }
+  json << "}";
   if (f.has("json")) std::printf("%s\n", json.str().c_str());
   return 0;
 }

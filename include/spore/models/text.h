@@ -37,6 +37,8 @@ class TransformerClassifier : public nn::UnaryCell {
  public:
   TransformerClassifier(int64_t vocab_size, int64_t num_classes, TextEncoderOptions o = {});
   Tensor construct(const Tensor& ids) override;
+  /// The children in the constructor's order with the positions' N(0, 0.02) between them.
+  void reset_own() override;
 
   std::unique_ptr<nn::Embedding> embedding;
   Tensor pos_embedding;  // (1, max_len, d_model), N(0, 0.02)
@@ -88,6 +90,8 @@ class GPT : public nn::UnaryCell {
  public:
   explicit GPT(GPTOptions o = {});
   Tensor construct(const Tensor& ids) override;
+  /// The embeddings' default draw, then their N(0, 0.02), then the blocks: the constructor's order.
+  void reset_own() override;
   const GPTOptions& options() const { return o_; }
 
   std::unique_ptr<nn::Embedding> tok_embedding, pos_embedding;  // both N(0, 0.02)

@@ -31,7 +31,7 @@ struct RunContext {
   bool stop = false;            // set by a callback: fit ends after this step or epoch
   // At epoch end: false when a callback stopped fit inside the epoch. Callbacks that decide per
   // epoch (plateau, early stopping) skip such an epoch: its metrics cover only part of it, and
-  // the resumed run finishes the epoch and decides then.
+  // the resumed run finishes the epoch and decides then. False during an epoch's steps.
   bool epoch_complete = false;
   double samples_per_second() const { return epoch_seconds > 0 ? samples_in_epoch / epoch_seconds : 0; }
 };
@@ -98,7 +98,10 @@ class ProgressBar : public Callback {
 /// Saves a checkpoint (Model::checkpoint) every `every_steps` steps and/or at the end of every
 /// `every_epochs` epochs into `dir` as ckpt-<step>.spore, keeping the newest `keep` files in the
 /// directory (older runs' included). `decorate`, when given, adds entries before each save
-/// (e.g. the data settings a resume must match).
+/// (e.g. the data settings a resume must match). A step save due on an epoch's last step is
+/// taken at that epoch's end, after validation and the other callbacks' epoch end, so it holds
+/// their decisions; if one of them throws, that save is not written and the previous file is
+/// the one to resume from (a file written before the epoch end would resume past it).
 class CheckpointCallback : public Callback {
  public:
   CheckpointCallback(std::string dir, int64_t every_steps, int64_t every_epochs, int keep = 3,

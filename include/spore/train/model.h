@@ -57,7 +57,8 @@ class Model {
   /// caller owns and reads afterwards (a ConfusionMatrix's matrix(), say), reset first.
   std::map<std::string, double> evaluate(BatchSource& data, const std::vector<Metric*>& extra = {});
   /// Trains for `epochs` epochs (counting those a restored checkpoint already ran), evaluating
-  /// on `valid` after each epoch when given. Resumes from the position restore() set.
+  /// on `valid` after each epoch when given. Resumes from the position restore() set, or where
+  /// the last fit stopped (a callback's stop inside an epoch keeps that epoch's totals pending).
   FitResult fit(int64_t epochs, BatchSource& train, const std::vector<Callback*>& callbacks = {},
                 BatchSource* valid = nullptr);
 
@@ -99,7 +100,9 @@ class Model {
   // While fit runs: the callbacks whose state checkpoint() saves, and the epoch's running totals.
   const std::vector<Callback*>* fit_callbacks_ = nullptr;
   EpochProgress* fit_progress_ = nullptr;
-  Checkpoint resume_state_;  // restore()'s callback and epoch-progress entries, for the next fit
+  // restore()'s callback and epoch-progress entries, or the totals of the epoch the last fit
+  // stopped inside, for the next fit.
+  Checkpoint resume_state_;
 };
 
 }  // namespace spore::train

@@ -1,0 +1,121 @@
+# SPDX-License-Identifier: Apache-2.0
+"""`spore train --dataset DIR` on an image folder (DIR/train/<class>/*, DIR/test/<class>/*, PNG and
+JPEG of several sizes, written here with PIL): training learns the three classes, `spore eval`
+reloads the checkpoint to the same accuracy, `spore predict` names the class of one image file,
+and bad layouts fail with a message that says what to provide. Run by `make test`."""
+import json
+import os
+import pathlib
+import random
+import subprocess
+import sys
+import tempfile
+
+from PIL import Image, ImageDraw
+
+SPORE = pathlib.Path(sys.argv[1] if len(sys.argv) > 1 else "build/bin/spore").resolve()
+failures = []
+CLASSES = ["disk", "hbar", "vbar"]
+
+
+def run(*args, ok=True):
+    p = subprocess.run([str(SPORE), *args], capture_output=True, text=True, timeout=600)
+    if ok and p.returncode != 0:
+        failures.append(f"spore {' '.join(args)} exited {p.returncode}: {p.stderr.strip()[-500:]}")
+    return p
+
+
+def check(cond, what):
+    if not cond:
+        failures.append(what)
+
+
+def last_json(p):
+    return json.loads(p.stdout.strip().splitlines()[-1])
+
+
+def image(kind, rng):
+    """A bright shape of `kind` on a noisy dark background, random size and colour."""
+    w, h = rng.randint(24, 40), rng.randint(24, 40)
+    img = Image.new("RGB", (w, h), tuple(rng.randint(0, 60) for _ in range(3)))
+    d = ImageDraw.Draw(img)
+    colour = tuple(rng.randint(150, 255) for _ in range(3))
+    if kind == "disk":
+        d.ellipse([w * 0.25, h * 0.25, w * 0.75, h * 0.75], fill=colour)
+    elif kind == "hbar":
+        d.rectangle([0, h * 0.4, w, h * 0.6], fill=colour)
+    else:
+        d.rectangle([w * 0.4, 0, w * 0.6, h], fill=colour)
+    for _ in range(w * h // 10):
+        img.putpixel((rng.randrange(w), rng.randrange(h)), tuple(rng.randint(0, 255) for _ in range(3)))
+    return img
+
+
+def write_folder(root, per_class, rng, classes=CLASSES):
+    for c in classes:
+        os.makedirs(os.path.join(root, c), exist_ok=True)
+        for i in range(per_class):
+            img = image(c, rng)
+            # Every third image a JPEG: both decoders run; the extension's case does not matter.
+            name = f"{i:03d}.JPG" if i % 3 == 0 else f"{i:03d}.png"
+            img.save(os.path.join(root, c, name), quality=95) if name.endswith("JPG") else img.save(os.path.join(root, c, name))
+
+
+with tempfile.TemporaryDirectory() as tmp:
+    rng = random.Random(3)
+    data = os.path.join(tmp, "shapes")
+    write_folder(os.path.join(data, "train"), 60, rng)
+    write_folder(os.path.join(data, "test"), 20, rng)
+    ck = os.path.join(tmp, "ck")
+    # eval and predict take the image size and channels from the checkpoint.
+    common = ["--dataset", data, "--batch-size", "16", "--json"]
+    t = run("train", "--model", "mlp", "--epochs", "4", "--lr", "0.003", "--image-size", "16", "--checkpoint-dir", ck,
+            "--data-stats", *common)
+    if t.returncode == 0:
+        r = last_json(t)
+        check(r["test_accuracy"] >= 0.9, f"image folder: test accuracy {r['test_accuracy']} on three easy classes")
+        check("training data pipeline:" in t.stderr and "map" in t.stderr and "prefetch" in t.stderr,
+              f"--data-stats printed no pipeline stages: {t.stderr[-600:]}")
+        e = run("eval", "--checkpoint", r["checkpoint"], *common)
+        if e.returncode == 0:
+            check(abs(last_json(e)["test_accuracy"] - r["test_accuracy"]) < 1e-6,
+                  f"eval {last_json(e)['test_accuracy']} vs train's {r['test_accuracy']}")
+        one = os.path.join(data, "test", "vbar", "001.png")
+        p = run("predict", "--checkpoint", r["checkpoint"], "--input", one, "--json")
+        if p.returncode == 0:
+            check("(vbar)" in p.stdout and last_json(p)["class_names"] == ["vbar"], f"predict on a vbar image: {p.stdout}")
+        p = run("predict", "--checkpoint", r["checkpoint"], "--count", "5", *common)
+        if p.returncode == 0:
+            check(p.stdout.count("label 0 (disk)") == 5, f"the first five test images are disks: {p.stdout}")
+        # The checkpoint's classes are not Fashion-MNIST's: eval there is refused.
+        bad = run("eval", "--checkpoint", r["checkpoint"], ok=False)
+        check(bad.returncode == 1 and "are not the ones" in bad.stderr and "disk,hbar,vbar" in bad.stderr,
+              f"eval of a shapes checkpoint on fashion-mnist: {bad.stderr}")
+    # Gray input through LeNet (28 x 28, one channel).
+    g = run("train", "--model", "lenet", "--epochs", "2", "--lr", "0.003", "--channels", "1",
+            "--dataset", data, "--batch-size", "16", "--json")
+    if g.returncode == 0:
+        check(last_json(g)["test_accuracy"] >= 0.8, f"lenet on gray shapes: {last_json(g)}")
+
+    no_test = os.path.join(tmp, "no_test")
+    write_folder(os.path.join(no_test, "train"), 2, rng)
+    other = os.path.join(tmp, "other")
+    write_folder(os.path.join(other, "train"), 2, rng)
+    write_folder(os.path.join(other, "test"), 2, rng, classes=["disk", "hbar"])
+    for args, text in [
+        (["--dataset", no_test], "has a train/ image folder but no test/ or val/"),
+        (["--dataset", other], "the train classes (disk, hbar, vbar) differ from"),
+        (["--dataset", tmp], "is neither an image folder nor an IDX directory"),
+        (["--dataset", data, "--channels", "2"], "--channels must be 1 or 3, got 2"),
+        (["--channels", "3"], "holds gray IDX images; --channels 3 needs an image folder"),
+        (["--dataset", data, "--model", "lenet", "--image-size", "16"], "lenet takes 28x28 images"),
+    ]:
+        p = run("train", "--epochs", "1", *args, ok=False)
+        check(p.returncode == 1 and text in p.stderr, f"spore train {' '.join(args)}: expected {text!r}, "
+              f"got exit {p.returncode}: {p.stderr.strip()[:300]}")
+
+for f in failures:
+    print("cli image folder test:", f)
+if failures:
+    sys.exit(1)
+print("cli image folder test: all checks passed")
