@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <mutex>
+#include <random>
 #include <thread>
 
 #include "data/image_decode.h"
@@ -112,8 +113,11 @@ std::vector<std::string> image_folder_classes(const std::string& root) {
               ": not a directory; expected root/<class>/<image>.png|.jpg, one subfolder per class");
   std::vector<std::string> classes;
   try {
-    for (const auto& e : fs::directory_iterator(root))
-      if (e.is_directory()) classes.push_back(e.path().filename().string());
+    for (const auto& e : fs::directory_iterator(root)) {
+      const std::string name = e.path().filename().string();
+      // Hidden folders are tools' leftovers (.ipynb_checkpoints, .git), not classes.
+      if (e.is_directory() && !name.starts_with(".")) classes.push_back(name);
+    }
   } catch (const fs::filesystem_error& err) {
     SPORE_CHECK(false, "[image_folder] cannot list ", root, ": ", err.what());
   }
@@ -127,22 +131,31 @@ std::shared_ptr<Dataset> image_folder(const std::string& root, ImageFolderOption
   SPORE_CHECK(options.channels == 0 || options.channels == 1 || options.channels == 3,
               "[image_folder] channels must be 1 (gray), 3 (RGB) or 0 (as stored), got ", options.channels);
   const std::vector<std::string> classes = image_folder_classes(root);
-  const std::vector<ImageFile> files = list_images(root, classes, options.allow_empty);
+  std::vector<ImageFile> files = list_images(root, classes, options.allow_empty);
+  if (options.sample >= 0 && options.sample < static_cast<int64_t>(files.size())) {
+    // A seeded partial Fisher-Yates over the indices; the chosen files keep the sorted order.
+    std::vector<size_t> idx(files.size());
+    for (size_t i = 0; i < idx.size(); ++i) idx[i] = i;
+    std::mt19937_64 rng(options.sample_seed);
+    for (size_t i = 0; i < static_cast<size_t>(options.sample); ++i)
+      std::swap(idx[i], idx[i + rng() % (idx.size() - i)]);
+    idx.resize(static_cast<size_t>(options.sample));
+    std::sort(idx.begin(), idx.end());
+    std::vector<ImageFile> kept;
+    for (size_t i : idx) kept.push_back(std::move(files[i]));
+    files = std::move(kept);
+    SPORE_CHECK(!files.empty(), "[image_folder] ", root, ": ImageFolderOptions::sample is 0; ask for at least one file");
+  }
   const int64_t n = static_cast<int64_t>(files.size());
 
   std::vector<Tensor> images(files.size());
   parallel_each(n, [&](int64_t i) {
     Tensor bytes = read_file_bytes(files[i].path);
-    if (!options.decode) {
-      // Checked now, so a file that is not an image fails here rather than mid-epoch.
-      const std::span<const uint8_t> b(bytes.data<uint8_t>(), static_cast<size_t>(bytes.numel()));
-      SPORE_CHECK(sniff_image(b) != ImageFormat::Unknown, "[image_folder] ", files[i].path,
-                  ": not a PNG or JPEG image (by its first bytes)");
-      images[i] = std::move(bytes);
-      return;
-    }
     const std::span<const uint8_t> b(bytes.data<uint8_t>(), static_cast<size_t>(bytes.numel()));
-    images[i] = decode_image(b, options.channels, "[image_folder] " + files[i].path);
+    // Decoded even when kept encoded: a corrupt or truncated file fails here, naming it, rather
+    // than in the middle of an epoch as "[decode] sample 37".
+    Tensor decoded = decode_image(b, options.channels, "[image_folder] " + files[i].path);
+    images[i] = options.decode ? std::move(decoded) : std::move(bytes);
   });
 
   const bool one_shape = options.decode && std::all_of(images.begin(), images.end(),

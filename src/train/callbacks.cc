@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <optional>
 #include <fstream>
 #include <limits>
 #include <sstream>
@@ -15,10 +16,13 @@
 
 namespace spore::train {
 
-double monitored_value(const RunContext& c, const std::string& key) {
+// The metric's value (validation first), or nullopt when fit reports no such metric. A value may
+// be NaN (a diverged run): it is never better than the best, so it counts as a bad epoch, as in
+// PyTorch.
+std::optional<double> monitored_value(const RunContext& c, const std::string& key) {
   if (auto it = c.eval_metrics.find(key); it != c.eval_metrics.end()) return it->second;
   if (auto it = c.train_metrics.find(key); it != c.train_metrics.end()) return it->second;
-  return std::numeric_limits<double>::quiet_NaN();
+  return std::nullopt;
 }
 
 void LossMonitor::on_step_end(RunContext& c) {
@@ -148,9 +152,10 @@ EarlyStopping::EarlyStopping(std::string monitor, int64_t patience, double min_d
 
 void EarlyStopping::on_epoch_end(RunContext& c) {
   if (!c.epoch_complete) return;  // partial metrics; the resumed run decides on the whole epoch
-  const double v = monitored_value(c, monitor_);
-  SPORE_CHECK(!std::isnan(v), "[EarlyStopping] monitors '", monitor_,
+  const std::optional<double> m = monitored_value(c, monitor_);
+  SPORE_CHECK(m.has_value(), "[EarlyStopping] monitors '", monitor_,
               "', which fit does not report; use a metric name such as loss or accuracy");
+  const double v = *m;
   const bool better = maximize_ ? v > best_ + min_delta_ : v < best_ - min_delta_;
   if (better) {
     best_ = v;
@@ -163,10 +168,10 @@ void EarlyStopping::on_epoch_end(RunContext& c) {
 
 void LROnPlateau::on_epoch_end(RunContext& c) {
   if (!c.epoch_complete) return;  // partial metrics; the resumed run decides on the whole epoch
-  const double v = monitored_value(c, monitor_);
-  SPORE_CHECK(!std::isnan(v), "[LROnPlateau] monitors '", monitor_,
+  const std::optional<double> m = monitored_value(c, monitor_);
+  SPORE_CHECK(m.has_value(), "[LROnPlateau] monitors '", monitor_,
               "', which fit does not report; use a metric name such as loss or accuracy");
-  schedule_.step(v);
+  schedule_.step(*m);
 }
 
 namespace {

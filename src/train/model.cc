@@ -137,18 +137,21 @@ std::map<std::string, double> Model::evaluate(BatchSource& data, const std::vect
 namespace {
 // Clears the model's view of the running fit when fit returns or throws. A fit that ends inside
 // an epoch (a callback stopped it, a step threw) leaves the epoch's totals pending like a
-// restored checkpoint's, so the next fit, or a checkpoint taken before it, continues them.
+// restored checkpoint's, so the next fit, or a checkpoint taken before it, continues them; the
+// callbacks' states are kept for such a checkpoint (the next fit's callbacks keep their own).
 struct FitScope {
   const std::vector<Callback*>*& callbacks;
   EpochProgress*& progress;
   Checkpoint& pending;
+  Checkpoint& last_callbacks;
   const int64_t& batch_in_epoch;
   ~FitScope() {
-    if (progress && batch_in_epoch > 0) {
-      try {
-        save_epoch_progress(*progress, pending);
-      } catch (...) {  // never throw from a destructor; the totals then restart at zero
-      }
+    try {
+      if (callbacks) save_callback_states(*callbacks, last_callbacks);
+      if (progress && batch_in_epoch > 0) save_epoch_progress(*progress, pending);
+    } catch (...) {
+      // Never throw from a destructor. Saving copies tensors only; should it fail, the next fit
+      // starts the epoch's totals at zero and a checkpoint between fits lacks the states.
     }
     callbacks = nullptr;
     progress = nullptr;
@@ -171,11 +174,12 @@ FitResult Model::fit(int64_t epochs, BatchSource& train, const std::vector<Callb
   if (batch_in_epoch_ > 0) load_epoch_progress(resumed_progress, resume_state_);
   load_callback_states(given, resume_state_);
   resume_state_ = Checkpoint();
+  last_fit_callbacks_ = Checkpoint();
   // Resumed inside an epoch: its metrics and mean loss continue from the saved totals.
   EpochProgress progress = std::move(resumed_progress);
   fit_callbacks_ = &given;
   fit_progress_ = &progress;
-  FitScope scope{fit_callbacks_, fit_progress_, resume_state_, batch_in_epoch_};
+  FitScope scope{fit_callbacks_, fit_progress_, resume_state_, last_fit_callbacks_, batch_in_epoch_};
   RunContext c;
   c.model = this;
   c.epochs = epochs;
@@ -269,6 +273,8 @@ Checkpoint Model::checkpoint() const {
     if (fit_progress_ && batch_in_epoch_ > 0) save_epoch_progress(*fit_progress_, c);
   } else {
     append_entries(resume_state_, c);  // restored but not resumed yet: carried on unchanged
+    // Between fits: the last fit's callback states, unless restored ones are pending.
+    if (!resume_state_.has_prefix("callback.")) append_entries(last_fit_callbacks_, c);
   }
   c.texts["network"] = net_.type_name();
   c.texts["optimizer"] = opt_.name();
@@ -279,6 +285,8 @@ Checkpoint Model::checkpoint() const {
 void Model::save_checkpoint(const std::string& path) const { train::save_checkpoint(path, checkpoint()); }
 
 void Model::restore(const Checkpoint& c) {
+  SPORE_CHECK(fit_callbacks_ == nullptr, "[Model::restore] called while fit runs (from a callback?); restore "
+              "before fit, or stop the fit and restore after it returns");
   for (const char* key : {"step", "epoch", "batch_in_epoch", "rng_seed", "rng_offset"})
     SPORE_CHECK(c.ints.count(key), "[Model::restore] the checkpoint has no '", key, "' entry; it was not written by Model");
   // Both loads check everything before writing, but the second could still refuse after the
@@ -300,6 +308,7 @@ void Model::restore(const Checkpoint& c) {
   default_generator().set_state(static_cast<uint64_t>(c.get_int("rng_seed")), static_cast<uint64_t>(c.get_int("rng_offset")));
   // The callbacks and metrics are not known until fit: their entries wait for it.
   resume_state_ = fit_entries(c);
+  last_fit_callbacks_ = Checkpoint();
 }
 
 void Model::load_checkpoint(const std::string& path) { restore(train::load_checkpoint(path)); }

@@ -226,6 +226,37 @@ TEST_F(ImageFolderTest, EmptyClassFolderIsAnErrorUnlessAllowed) {
   EXPECT_EQ(testing::collect(ds)[1][1], (std::vector<double>{2}));  // c keeps label 2
 }
 
+// A sample reads a fixed subset of the files (the seed's), in the sorted order, labels kept;
+// hidden folders are not classes.
+TEST_F(ImageFolderTest, SampleAndHiddenFolders) {
+  auto all = testing::collect(image_folder(root("formats")));
+  ImageFolderOptions o;
+  o.sample = 4;
+  o.sample_seed = 7;
+  auto a = image_folder(root("formats"), o), b = image_folder(root("formats"), o);
+  ASSERT_EQ(a->size(), 4);
+  const auto ra = testing::collect(a), rb = testing::collect(b);
+  EXPECT_EQ(ra, rb);
+  // Each sampled row is one of the full folder's, and they come in the folder's order.
+  size_t next = 0;
+  for (size_t i = 0; i < ra.size(); ++i) {
+    while (next < all.size() && all[next] != ra[i]) ++next;
+    EXPECT_LT(next, all.size()) << "sampled row " << i << " is not a later row of the full folder";
+    ++next;
+  }
+  o.sample_seed = 8;
+  EXPECT_NE(testing::collect(image_folder(root("formats"), o)), ra);
+  o.sample = 100;  // more than there are: all of them
+  EXPECT_EQ(image_folder(root("formats"), o)->size(), 10);
+
+  TempDir dir("image_hidden");
+  std::filesystem::create_directories(dir.file("r/.ipynb_checkpoints"));
+  std::filesystem::create_directories(dir.file("r/cat"));
+  testing::write_bytes(dir.file("r/cat/a.png"), testing::read_bytes(root_ + "/" + manifest_[0].path));
+  EXPECT_EQ(image_folder_classes(dir.file("r")), (std::vector<std::string>{"cat"}));
+  EXPECT_EQ(image_folder(dir.file("r"))->size(), 1);
+}
+
 TEST_F(ImageFolderTest, BadRootsAndOptions) {
   EXPECT_ERROR(image_folder(root("nope")), "not a directory");
   EXPECT_ERROR(image_folder(root("formats/ant/sub")), "has no subfolders");
@@ -306,6 +337,9 @@ TEST_F(ImageFolderTest, CorruptAndTruncatedFilesFailNamingTheFile) {
       EXPECT_NE(e.find("[decode] sample 0: "), std::string::npos) << e;
     }
   }
+  // Kept encoded, a truncated file still fails when the folder is read, naming it.
+  e = try_load(dir, "cut.png", png.substr(0, png.size() / 2), false);
+  EXPECT_NE(e.find("k/c/cut.png: corrupt or truncated PNG"), std::string::npos) << e;
   // A PNG whose data CRC is wrong is named as such (libpng's message is kept).
   std::string crc = png;
   crc[crc.size() - 20] ^= 0x55;  // inside the IDAT data

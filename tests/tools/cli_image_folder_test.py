@@ -97,14 +97,63 @@ with tempfile.TemporaryDirectory() as tmp:
     if g.returncode == 0:
         check(last_json(g)["test_accuracy"] >= 0.8, f"lenet on gray shapes: {last_json(g)}")
 
+    # --limit reads a fixed random subset of each split: every class still shows up, and two runs agree.
+    lim = [run("train", "--model", "mlp", "--epochs", "1", "--image-size", "16", "--limit", "48", *common) for _ in range(2)]
+    if all(p.returncode == 0 for p in lim):
+        check(last_json(lim[0]) == {**last_json(lim[1]), "seconds": last_json(lim[0])["seconds"],
+                                    "samples_per_second": last_json(lim[0])["samples_per_second"]},
+              f"--limit runs differ: {last_json(lim[0])} vs {last_json(lim[1])}")
+        check(last_json(lim[0])["steps"] == 3, f"48 samples in batches of 16 are 3 steps: {last_json(lim[0])}")
+    # Resumed inside an epoch, a folder run ends as the uninterrupted one.
+    straight = run("train", "--model", "mlp", "--epochs", "2", "--image-size", "16", *common)
+    rd = os.path.join(tmp, "resume")
+    first = run("train", "--model", "mlp", "--epochs", "1", "--image-size", "16", "--checkpoint-dir", rd,
+                "--checkpoint-every", "5", *common)
+    if first.returncode == 0:
+        for name in os.listdir(rd):
+            if name != "ckpt-5.spore":
+                os.remove(os.path.join(rd, name))
+        resumed = run("train", "--model", "mlp", "--epochs", "2", "--image-size", "16", "--checkpoint-dir", rd,
+                      "--resume", *common)
+        if straight.returncode == 0 and resumed.returncode == 0:
+            keep = ("train_loss", "test_accuracy", "test_loss", "steps")
+            a, b = last_json(straight), last_json(resumed)
+            check("(step 5)" in resumed.stderr and all(a[k] == b[k] for k in keep), f"folder resume: {b} vs {a}")
+        other = run("train", "--model", "mlp", "--epochs", "2", "--image-size", "20", "--checkpoint-dir", rd,
+                    "--resume", *common, ok=False)
+        check(other.returncode == 1 and "image_size: the checkpoint has 16, this run 20" in other.stderr,
+              f"resume with another image size: {other.stderr[-400:]}")
+
+    # A model trained on Fashion-MNIST classifies a PNG of a test image as it classifies the image.
+    fm = run("train", "--model", "mlp", "--epochs", "1", "--limit", "2048", "--checkpoint-dir",
+             os.path.join(tmp, "fm"), "--json")
+    if fm.returncode == 0:
+        import gzip
+        raw = gzip.open("/usr/share/datasets/fashion-mnist/t10k-images-idx3-ubyte.gz").read()
+        png = os.path.join(tmp, "item0.png")
+        Image.frombytes("L", (28, 28), raw[16:16 + 784]).save(png)
+        ck_fm = last_json(fm)["checkpoint"]
+        by_file = run("predict", "--checkpoint", ck_fm, "--input", png, "--json")
+        by_set = run("predict", "--checkpoint", ck_fm, "--count", "1", "--json")
+        if by_file.returncode == 0 and by_set.returncode == 0:
+            check(last_json(by_file)["predictions"] == last_json(by_set)["predictions"],
+                  f"the PNG of test image 0: {by_file.stdout} vs the data set's: {by_set.stdout}")
+
     no_test = os.path.join(tmp, "no_test")
     write_folder(os.path.join(no_test, "train"), 2, rng)
     other = os.path.join(tmp, "other")
     write_folder(os.path.join(other, "train"), 2, rng)
     write_folder(os.path.join(other, "test"), 2, rng, classes=["disk", "hbar"])
+    corrupt = os.path.join(tmp, "corrupt")
+    write_folder(os.path.join(corrupt, "train"), 3, rng)
+    write_folder(os.path.join(corrupt, "test"), 3, rng)
+    cut = os.path.join(corrupt, "train", "hbar", "001.png")
+    open(cut, "r+b").truncate(os.path.getsize(cut) // 2)
     for args, text in [
+        (["--dataset", corrupt], "hbar/001.png: corrupt or truncated PNG"),
+        (["--dataset", data, "--batch-size", "500"], "fewer samples than one batch of --batch-size 500"),
         (["--dataset", no_test], "has a train/ image folder but no test/ or val/"),
-        (["--dataset", other], "the train classes (disk, hbar, vbar) differ from"),
+        (["--dataset", other], "the train classes ('disk', 'hbar', 'vbar') differ from"),
         (["--dataset", tmp], "is neither an image folder nor an IDX directory"),
         (["--dataset", data, "--channels", "2"], "--channels must be 1 or 3, got 2"),
         (["--channels", "3"], "holds gray IDX images; --channels 3 needs an image folder"),

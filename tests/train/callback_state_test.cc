@@ -9,6 +9,7 @@
 #include <spore/train/model.h>
 
 #include <filesystem>
+#include <fstream>
 #include <cmath>
 #include <limits>
 #include <memory>
@@ -194,8 +195,11 @@ TEST(CallbackState, NamesAndErrors) {
   const Checkpoint c = load_checkpoint(ck.last_saved());
   EXPECT_EQ(c.texts.at("callback.early_stopping.monitor"), "loss");
   EXPECT_EQ(c.texts.at("callback.early_stopping_1.monitor"), "accuracy");
-  // Outside fit a checkpoint holds no callback state, but one restored carries it on.
-  EXPECT_FALSE(h.model.checkpoint().has_prefix("callback."));
+  // Between fits a checkpoint holds what one at the last fit's end held; a restored one's
+  // entries replace those.
+  EXPECT_EQ(h.model.checkpoint().texts.at("callback.early_stopping_1.monitor"), "accuracy");
+  Model untouched(h.net, ce, h.opt);
+  EXPECT_FALSE(untouched.checkpoint().has_prefix("callback."));
   h.model.restore(c);
   EXPECT_EQ(h.model.checkpoint().texts.at("callback.early_stopping_1.monitor"), "accuracy");
   // Resuming with the callbacks in another order hands each the other's state: refused, and
@@ -290,16 +294,46 @@ TEST(CallbackState, SecondFitContinuesAStoppedEpoch) {
   optim::ReduceLROnPlateau plateau(h.opt, plateau_options());
   LROnPlateau on_plateau(plateau, "loss");
   StopAt stop(4 * 7 + 3);
-  h.model.fit(kEpochs, h.data, {&stop, &on_plateau});
+  TempDir logs("second_logs");
+  MetricsLog mlog(logs.path.string());
+  h.model.fit(kEpochs, h.data, {&stop, &on_plateau, &mlog});
   ASSERT_EQ(h.model.global_step(), 4 * 7 + 3);
+  {  // the stopped epoch is logged as incomplete, the whole ones as complete
+    std::ifstream in(logs.path / "metrics.jsonl");
+    std::vector<std::string> lines;
+    for (std::string l; std::getline(in, l);) lines.push_back(l);
+    ASSERT_EQ(lines.size(), 6u);  // five epoch lines and the end
+    EXPECT_NE(lines[3].find("\"complete\": true"), std::string::npos) << lines[3];
+    EXPECT_NE(lines[4].find("\"complete\": false"), std::string::npos) << lines[4];
+  }
   const Checkpoint between = h.model.checkpoint();
   EXPECT_EQ(between.get_int("epoch_progress.loss_count"), 3 * 32);
+  EXPECT_EQ(between.get_int("callback.lr_on_plateau.last_step"), 4);
   EpochLog log;
   h.model.fit(kEpochs, h.data, {&on_plateau, &log});
   ASSERT_EQ(log.losses.size(), 2u);
   EXPECT_EQ(log.losses[0], full.losses[4]);
   EXPECT_EQ(log.losses[1], full.losses[5]);
   EXPECT_EQ(log.lrs, (std::vector<double>{full.lrs[4], full.lrs[5]}));
+  // The checkpoint taken between the fits resumes exactly with new objects too.
+  Harness fresh;
+  optim::ReduceLROnPlateau plateau2(fresh.opt, plateau_options());
+  LROnPlateau on_plateau2(plateau2, "loss");
+  fresh.model.restore(between);
+  EpochLog log2;
+  fresh.model.fit(kEpochs, fresh.data, {&on_plateau2, &log2});
+  EXPECT_EQ(log2.losses, log.losses);
+  EXPECT_EQ(log2.lrs, log.lrs);
+  EXPECT_EQ(plateau2.state().best, plateau.state().best);
+  // restore() while a fit runs is refused.
+  struct RestoreInside : Callback {
+    Model* m;
+    Checkpoint c;
+    void on_step_end(RunContext&) override { m->restore(c); }
+  } inside;
+  inside.m = &fresh.model;
+  inside.c = between;
+  EXPECT_ERROR(fresh.model.fit(kEpochs + 1, fresh.data, {&inside}), "[Model::restore] called while fit runs");
 }
 
 // A diverged run (an inf or NaN loss in the epoch so far) is still resumable: the sum is its
@@ -325,9 +359,12 @@ TEST(CallbackState, NonFiniteLossSumsResume) {
   Harness h;
   h.model.restore(c);
   EpochLog log;
-  h.model.fit(1, h.data, {&log});
+  // A diverged metric is a bad epoch for early stopping (patience 0: it stops), not an error.
+  EarlyStopping early("loss", 0);
+  h.model.fit(3, h.data, {&log, &early});
   ASSERT_EQ(log.losses.size(), 1u);
   EXPECT_TRUE(std::isinf(log.losses[0]));
+  EXPECT_EQ(early.stopped_epoch(), 0);
   LossMetric loss;
   loss.load_state({std::nan(""), 2});
   EXPECT_TRUE(std::isnan(loss.value()));

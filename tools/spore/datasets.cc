@@ -98,10 +98,12 @@ Split split_of(const DataOptions& o, bool train, const DataInfo& info) {
   data::ImageFolderOptions fo;
   fo.decode = false;  // files stay encoded in memory; the map's workers decode them each epoch
   fo.channels = static_cast<int>(info.channels);
-  std::shared_ptr<const data::Dataset> ds = data::image_folder((train ? l.train : l.test).string(), fo);
-  // The folder is sorted by class: a limit takes a fixed random subset, not the first classes.
-  if (o.limit > 0 && o.limit < ds->size()) ds = ds->split_sizes({o.limit, ds->size() - o.limit}, 12345)[0];
-  return {ds, folder_ops(o, info.channels)};
+  // The folder is sorted by class: a limit reads a fixed random subset, not the first classes.
+  if (o.limit > 0) {
+    fo.sample = o.limit;
+    fo.sample_seed = train ? 1 : 2;
+  }
+  return {data::image_folder((train ? l.train : l.test).string(), fo), folder_ops(o, info.channels)};
 }
 
 }  // namespace
@@ -119,13 +121,11 @@ DataInfo describe(const DataOptions& o) {
   info.image_folder = true;
   info.channels = o.channels ? o.channels : 3;
   info.classes = data::image_folder_classes(l.train.string());
-  SPORE_CHECK(!info.classes.empty(), "--dataset ", o.dataset, ": ", l.train.string(),
-              " has no class subfolders; put each class's images in train/<class>/");
   const std::vector<std::string> test_classes = data::image_folder_classes(l.test.string());
   if (test_classes != info.classes) {
     auto join = [](const std::vector<std::string>& v) {
       std::string s;
-      for (const auto& c : v) s += (s.empty() ? "" : ", ") + c;
+      for (const auto& c : v) s += (s.empty() ? "'" : ", '") + c + "'";
       return s;
     };
     throw Error("--dataset " + o.dataset + ": the train classes (" + join(info.classes) + ") differ from " +
@@ -150,7 +150,8 @@ std::shared_ptr<const data::Dataset> test_batches(const DataOptions& o) {
   return s.rows->map(std::move(s.ops), 0, o.workers)->batch(o.batch_size)->prefetch(2);
 }
 
-Tensor image_input(const std::string& path, const DataOptions& o, int64_t channels) {
+Tensor image_input(const std::string& path, const DataOptions& o, int64_t channels, bool as_idx) {
+  SPORE_CHECK(fs::is_regular_file(path), "spore predict: --input ", path, " is not a file");
   std::ifstream in(path, std::ios::binary);
   SPORE_CHECK(in.good(), "spore predict: cannot read --input ", path);
   const std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
@@ -158,7 +159,16 @@ Tensor image_input(const std::string& path, const DataOptions& o, int64_t channe
   Tensor t = ops::from_vector(bytes, Shape{1, static_cast<Dim>(bytes.size())});
   const int64_t id = 0;
   const data::SampleInfo info{0, std::span<const int64_t>(&id, 1)};
-  for (const data::Transform& op : folder_ops(o, channels)) t = op->apply(t, info);
+  // An IDX-trained model sees the image as its training data was prepared: gray, normalized
+  // with the data set's statistics.
+  std::vector<data::Transform> ops;
+  if (as_idx) {
+    ops = {data::decode(1), data::to_tensor(), data::resize(o.image_size, o.image_size),
+           data::normalize({kMean}, {kStd})};
+  } else {
+    ops = folder_ops(o, channels);
+  }
+  for (const data::Transform& op : ops) t = op->apply(t, info);
   return t;
 }
 

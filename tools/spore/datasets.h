@@ -16,7 +16,7 @@ struct DataOptions {
   std::string dataset = "fashion-mnist";
   int64_t batch_size = 64;
   uint64_t seed = 0;
-  int64_t limit = -1;  // use only the first `limit` samples (quick runs and tests)
+  int64_t limit = -1;  // use only `limit` samples per split (IDX: the first; a folder: a fixed random subset)
   int workers = 1;
   int64_t image_size = 28;  // samples are resized to image_size x image_size
   int channels = 0;         // 1 gray or 3 RGB; 0: the data set's own (1 for IDX, 3 for folders)
@@ -39,7 +39,8 @@ DataInfo describe(const DataOptions& o);
 std::shared_ptr<const data::Dataset> train_batches(const DataOptions& o);
 /// Test batches in file order.
 std::shared_ptr<const data::Dataset> test_batches(const DataOptions& o);
-/// One PNG or JPEG file prepared as an image folder's test images are: float32 (1, C, S, S).
-Tensor image_input(const std::string& path, const DataOptions& o, int64_t channels);
+/// One PNG or JPEG file prepared as the test images are: float32 (1, C, S, S); `as_idx`: as
+/// IDX data (gray, the data set's normalization), else as an image folder's.
+Tensor image_input(const std::string& path, const DataOptions& o, int64_t channels, bool as_idx);
 
 }  // namespace spore::cli

@@ -31,7 +31,7 @@ std::vector<FlagSpec> data_flags() {
            "and DIR/test/<class>/...)",
            "fashion-mnist"},
           {"batch-size", true, "samples per batch", "64"},
-          {"limit", true, "use only the first N samples of each split (quick runs)", "-1"},
+          {"limit", true, "use only N samples of each split (IDX: the first N; an image folder: a fixed random subset)", "-1"},
           {"workers", true, "data pipeline worker threads", "1"},
           {"mode", true, "graph (compiled) or pynative (eager)", "graph"},
           {"json", false, "print one JSON object as the last line of stdout", ""},
@@ -84,7 +84,7 @@ void check_classes(DataOptions o, const train::Checkpoint& c, const std::string&
     return v;
   };
   throw Error("--dataset's classes (" + shown(given) + ") are not the ones " + path + " was trained on (" +
-              shown(saved) + "); evaluate on data with the same classes");
+              shown(saved) + "); use data with the same class folders");
 }
 
 void set_mode(const Flags& f) {
@@ -114,6 +114,11 @@ Restored restore_network(const train::Checkpoint& c, const std::string& path) {
   Restored r;
   r.model_name = it->second;
   const int64_t image_size = c.ints.count("image_size") ? c.get_int("image_size") : 28;
+  if (auto cl = c.texts.find("classes"); cl != c.texts.end() && !cl->second.empty()) {
+    const int64_t names = 1 + std::count(cl->second.begin(), cl->second.end(), '\n');
+    SPORE_CHECK(names == c.get_int("num_classes"), path, " names ", names, " classes but holds a model for ",
+                c.get_int("num_classes"), "; the file was edited or is corrupted");
+  }
   r.net = models::create(r.model_name, c.get_int("num_classes"), c.get_int("in_channels"), image_size);
   r.net->load_state_dict(c.with_prefix("model."));
   r.net->eval();
@@ -180,6 +185,9 @@ int train_command(const std::vector<std::string>& args) {
   // The schedule sets the optimizer's learning-rate tensor, which the compiled step reads: no
   // retrace. It is built before a resume restores the (decayed) rate, so its base is --lr.
   std::unique_ptr<optim::LRScheduler> schedule;
+  SPORE_CHECK(train_data.batches_per_epoch() != 0, "spore train: the training split has fewer samples than one batch "
+              "of --batch-size ", dopt.batch_size, " (the last partial batch is dropped); lower --batch-size",
+              dopt.limit > 0 ? " or raise --limit" : "", " or add data");
   const std::string schedule_name = f.choice("schedule", {"none", "cosine", "onecycle"});
   const int64_t total_steps = epochs * train_data.batches_per_epoch();
   if (schedule_name == "cosine") schedule = std::make_unique<optim::CosineAnnealingLR>(*opt, total_steps);
@@ -200,7 +208,10 @@ int train_command(const std::vector<std::string>& args) {
       {"zoo_model", model_name},     {"dataset", f.str("dataset")},    {"seed", std::to_string(seed)},
       {"batch_size", f.str("batch-size")}, {"limit", f.str("limit")}, {"optimizer", f.str("optimizer")},
       {"lr", f.str("lr")},           {"schedule", schedule_name},     {"epochs_planned", std::to_string(epochs)},
-      {"image_size", std::to_string(info.image_size)}, {"channels", std::to_string(info.channels)}};
+      {"image_size", std::to_string(info.image_size)}, {"channels", std::to_string(info.channels)},
+      {"classes", info.image_folder ? joined(info.classes) : ""}};
+  // Files from before image folders lack the data's shape and classes: 28 x 28 gray IDX data.
+  const std::map<std::string, std::string> old_defaults = {{"image_size", "28"}, {"channels", "1"}, {"classes", ""}};
   if (f.has("resume")) {
     const std::string latest = train::CheckpointCallback::latest(ckpt_dir);
     SPORE_CHECK(!latest.empty(), "spore train --resume: no checkpoint (ckpt-<step>.spore) in ", ckpt_dir);
@@ -209,8 +220,15 @@ int train_command(const std::vector<std::string>& args) {
     for (const auto& [k, v] : settings) {
       if (k == "epochs_planned" && schedule_name == "none") continue;  // only a schedule depends on the length
       auto it = c.texts.find(k);
-      const std::string saved = it == c.texts.end() ? "(none)" : it->second;
-      if (saved != v) mismatches += "\n  " + k + ": the checkpoint has " + saved + ", this run " + v;
+      const auto fallback = old_defaults.find(k);
+      const std::string saved =
+          it != c.texts.end() ? it->second : fallback != old_defaults.end() ? fallback->second : "(none)";
+      auto shown = [](std::string t) {
+        for (char& ch : t)
+          if (ch == '\n') ch = ',';
+        return t.empty() ? std::string("(none)") : t;
+      };
+      if (saved != v) mismatches += "\n  " + k + ": the checkpoint has " + shown(saved) + ", this run " + shown(v);
     }
     SPORE_CHECK(mismatches.empty(), "spore train --resume: ", latest, " was written by a run with other settings; "
                 "resume with the same flags or start a new --checkpoint-dir:", mismatches);
@@ -239,7 +257,6 @@ int train_command(const std::vector<std::string>& args) {
           c.ints["num_classes"] = info.num_classes;
           c.ints["in_channels"] = info.channels;
           c.ints["image_size"] = info.image_size;
-          if (info.image_folder) c.texts["classes"] = joined(info.classes);
         });
     callbacks.push_back(ckpt.get());
   }
@@ -341,7 +358,7 @@ int predict_command(const std::vector<std::string>& args) {
     return tail == e;
   };
   if (!input.empty() && (ends_with(".png") || ends_with(".jpg") || ends_with(".jpeg"))) {
-    x = image_input(input, o, ch);
+    x = image_input(input, o, ch, /*as_idx=*/!c.texts.count("classes") || c.texts.at("classes").empty());
   } else if (!input.empty()) {
     x = data::read_npy(input).to(DType::Float32);
     SPORE_CHECK(x.dim() == 4 && x.shape()[1] == ch && x.shape()[2] == size && x.shape()[3] == size,

@@ -43,6 +43,8 @@ struct ImageFolderOptions {
   /// true: every image is decoded when the source is built (rows: uint8 (H, W, C)). false: rows
   /// hold each file's bytes, uint8 (bytes,), one row per block (their lengths differ), to be
   /// decoded later by map({decode(channels)}, 0, workers); this keeps memory at the files' size.
+  /// Each file is still decoded once here (and the result dropped), so a corrupt one fails now,
+  /// naming it, not in the middle of an epoch.
   bool decode = true;
   /// 3: RGB (gray replicated, alpha dropped); 1: gray (ITU-R 601 weights); 0: as stored
   /// (1 gray, 2 gray+alpha, 3 RGB, 4 RGBA).
@@ -50,9 +52,14 @@ struct ImageFolderOptions {
   /// An empty class folder is an error (as in torchvision's ImageFolder) unless this is set;
   /// either way it keeps its place in the class list, so labels do not shift.
   bool allow_empty = false;
+  /// >= 0: read only a fixed random subset of this many files (drawn from `sample_seed` over
+  /// the sorted list, kept in that order) — a quick run on a large folder without reading it
+  /// all. Class folders keep their labels whether or not the subset holds any of their files.
+  int64_t sample = -1;
+  uint64_t sample_seed = 0;
 };
-/// The class names of an image folder: the sorted names of `root`'s subfolders (byte order);
-/// class i has label i.
+/// The class names of an image folder: the sorted names of `root`'s subfolders (byte order),
+/// hidden ones (".ipynb_checkpoints", ".git") left out; class i has label i.
 std::vector<std::string> image_folder_classes(const std::string& root);
 /// Images in class-per-subfolder layout (torchvision's ImageFolder): root/<class>/**/<file>,
 /// files ending .png, .jpg or .jpeg (any case) taken in sorted order within each class, other

@@ -11,7 +11,10 @@
 
 namespace spore::nn {
 
-/// Applies its cells in order: `SequentialCell net(std::make_unique<Dense>(4, 8), std::make_unique<ReLU>());`
+/// Applies its cells in order: `net.add(std::make_unique<Dense>(4, 8)).add(std::make_unique<ReLU>());`.
+/// The variadic constructor takes cells already built; layers constructed inside its argument
+/// list draw their weights in an order the compiler picks (GCC: last to first), so the same seed
+/// gives other weights under another compiler and reset_parameters() cannot reproduce them.
 class SequentialCell : public UnaryCell {
  public:
   SequentialCell();

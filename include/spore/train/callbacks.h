@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 
 #include "spore/optim/lr_schedule.h"
@@ -194,7 +195,8 @@ class LROnPlateau : public Callback {
   std::string monitor_;
 };
 
-/// Looks up a monitored value: eval_metrics first, then train_metrics; NaN when absent.
-double monitored_value(const RunContext& c, const std::string& key);
+/// Looks up a monitored value: eval_metrics first, then train_metrics; nullopt when fit reports
+/// no such metric. The value itself may be NaN (a diverged run).
+std::optional<double> monitored_value(const RunContext& c, const std::string& key);
 
 }  // namespace spore::train

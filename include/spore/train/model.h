@@ -66,8 +66,10 @@ class Model {
   /// step, position in the data (epoch, batch index in it) and the random generator's state;
   /// taken during fit, also the state of its stateful callbacks ("callback.", see
   /// Callback::state_name) and, inside an epoch, the epoch's running metrics and loss sum
-  /// ("epoch_progress."), so a resumed epoch reports what the whole epoch would have. The
-  /// data's own settings (seed, batch size) are the caller's to record and check.
+  /// ("epoch_progress."), so a resumed epoch reports what the whole epoch would have. Taken
+  /// between fits, it holds what one taken at the last fit's end would have (its callbacks'
+  /// states, an unfinished epoch's totals), or a restored checkpoint's entries not resumed yet.
+  /// The data's own settings (seed, batch size) are the caller's to record and check.
   Checkpoint checkpoint() const;
   void save_checkpoint(const std::string& path) const;
   /// Loads everything checkpoint() saved; the next fit continues from the saved position, hands
@@ -103,6 +105,7 @@ class Model {
   // restore()'s callback and epoch-progress entries, or the totals of the epoch the last fit
   // stopped inside, for the next fit.
   Checkpoint resume_state_;
+  Checkpoint last_fit_callbacks_;  // the last fit's callback states, for checkpoint() between fits
 };
 
 }  // namespace spore::train
