@@ -14,6 +14,8 @@
 // its backward-weights primitive is built for them. Such a conv runs as that primitive with
 // the first two dims of x, w and the result swapped back, through strided descriptors: the
 // same sums, computed as oneDNN computes weight gradients.
+#include <algorithm>
+#include <cstdlib>
 #include <deque>
 #include <optional>
 #include <unordered_map>
@@ -24,6 +26,7 @@
 #include "prims/conv.h"
 #include "prims/conv_fused.h"
 #include "prims/conv_weight_grad.h"
+#include "runtime/profile.h"
 
 namespace spore::cpu::onednn {
 namespace {
@@ -45,6 +48,7 @@ size_t align64(size_t n) { return (n + 63) / 64 * 64; }
 // oneDNN's (G, O/G, I/G, *K) weights, and the reference kernel to fall back to.
 struct Variant {
   bool transpose = false;
+  bool winograd = false;          // the primitive is oneDNN's Winograd kernel (winograd_shape)
   bool weight_grad_form = false;  // run as convolution_backward_weights, dims 0 and 1 swapped
   bool backward_weights = false;  // conv_weight_grad: x, dy in the src/weights slots, dW the result
   int64_t groups = 1;
@@ -127,6 +131,8 @@ class ConvKernel final : public PreparedKernel {
       const PostOpPlan::Operand& o = v_.post.operands[k];
       args.emplace(DNNL_ARG_ATTR_MULTIPLE_POST_OP(o.index) | DNNL_ARG_SRC_1, wrap(operand_descs_[k], in[o.input].data));
     }
+    // SPORE_PROFILE=plan's rows (and tests) tell the Winograd kernel from the direct one.
+    runtime::profile::note_variant(v_.winograd ? "onednn winograd" : nullptr);
     prim_->execute(s, args);
     if (l->dst_r) l->dst_r->execute(s, dst, dst_user);
     s.wait();
@@ -224,6 +230,47 @@ dims weight_dims(const Shape& w, int64_t g, bool transpose) {
   return d;
 }
 
+// Winograd F(4x4, 3x3) (oneDNN's jit_wino_4x3) for float32 3x3 convs of stride 1, dilation 1,
+// one group, batch >= 8, >= 64 channels: 1.2-1.9x faster than the direct kernels here for
+// ResNet's 3x3 convs at batch 16, forward, backward-data and backward-weights, its reorders from
+// and to channels-last included (bench/RESULTS.md). Its transforms cost more than they save on
+// few channels (16: 0.3-0.6x) or a small batch (the weight transform runs every call: batch 1
+// at 256 channels 14x14, 0.5x), hence the thresholds.
+// It rounds differently: relative RMS error ~1e-6 against the direct sums, max abs ~3e-6 of
+// the largest output, and an infinite input becomes NaN in its tiles (inf - inf in the
+// transform); docs/graph-mode.md's tolerance table. SPORE_CONV_ALGO=direct turns it off (the
+// direct kernel, PyTorch's on CPU). Where oneDNN refuses it (no AVX-512, a post-op list), the
+// direct kernel runs.
+bool winograd_on() {
+  static const bool on = [] {
+    const char* e = std::getenv("SPORE_CONV_ALGO");
+    return !(e && std::string(e) == "direct");
+  }();
+  return on;
+}
+
+// `kernel`, `stride`, `dilation` as oneDNN takes them (dilation 0 = none); the problem: batch n,
+// channels c in and o out, output h x w.
+bool winograd_shape(const dims& kernel, const dims& stride, const dims& dilation, int64_t groups, DType t, int64_t n,
+                    int64_t c, int64_t o, int64_t h, int64_t w) {
+  if (!winograd_on() || t != DType::Float32 || groups != 1 || kernel.size() != 2) return false;
+  for (size_t i = 0; i < 2; ++i)
+    if (kernel[i] != 3 || stride[i] != 1 || dilation[i] != 0) return false;
+  const int64_t tiles = n * ((h + 3) / 4) * ((w + 3) / 4);
+  // The weights are transformed on every call (forward_primitive): a batch of 8 or more pays for it.
+  return n >= 8 && c >= 64 && o >= 64 && h >= 7 && w >= 7 && tiles * std::min(c, o) >= 2048;
+}
+
+// conv (x: N, C, H, W -> y: N, O, H', W') and conv_transpose (x: N, O, H', W' -> y: N, C, H, W,
+// the data gradient of such a conv).
+template <class Attrs>
+bool winograd_fits(const Attrs& a, std::span<const TensorType> in, std::span<const TensorType> out, DType t) {
+  const Shape &x = in[0].shape, &w = in[1].shape, &y = out[0].shape;
+  if (w.size() != 4 || x.size() != 4 || y.size() != 4) return false;
+  return winograd_shape({w[2], w[3]}, to_dims(a.stride), to_dims(a.dilation, 1), a.groups, t, y[0], x[1], y[1], y[2],
+                        y[3]);
+}
+
 // The conv (N, C, *S) x (O, C, *K) -> (N, O, *Q) as oneDNN's backward-weights problem: src
 // (C, N, *S), diff_dst (C, O, *K), diff_weights (O, N, *Q), where stride and dilation trade
 // places. Returns false when the shapes do not fit that problem exactly (an input tail that no
@@ -266,11 +313,17 @@ bool prepare_weight_grad_form(const ConvAttrs& a, std::span<const TensorType> in
 template <class Attrs>
 std::optional<dnnl::primitive> forward_primitive(const Attrs& a, const dnnl::primitive_attr& attr, DType t,
                                                  dnnl::memory::desc& src, dnnl::memory::desc& wei,
-                                                 dnnl::memory::desc& dst, const dnnl::memory::desc& bias) {
+                                                 dnnl::memory::desc& dst, const dnnl::memory::desc& bias,
+                                                 bool winograd = false) {
   try {
-    const auto pk = dnnl::prop_kind::forward_inference;
+    // Winograd runs its training form, which takes blocked weights and transforms them inside
+    // the call: its inference form keeps them pre-transformed, and oneDNN's reorder into that
+    // format took 45 ms per call for a 512x512x3x3 weight here (a training step's weights
+    // change every call; the two forms also round differently, so switching per call is out).
+    const auto pk = winograd ? dnnl::prop_kind::forward_training : dnnl::prop_kind::forward_inference;
     if constexpr (std::is_same_v<Attrs, ConvAttrs>) {
-      dnnl::convolution_forward::desc d(pk, dnnl::algorithm::convolution_direct, src, wei, bias, dst,
+      const auto alg = winograd ? dnnl::algorithm::convolution_winograd : dnnl::algorithm::convolution_direct;
+      dnnl::convolution_forward::desc d(pk, alg, src, wei, bias, dst,
                                         to_dims(a.stride), to_dims(a.dilation, 1), to_dims(a.pad_l), to_dims(a.pad_r));
       dnnl::convolution_forward::primitive_desc pd(d, attr, engine());
       src = pd.src_desc(), wei = pd.weights_desc(), dst = pd.dst_desc();
@@ -278,7 +331,8 @@ std::optional<dnnl::primitive> forward_primitive(const Attrs& a, const dnnl::pri
     } else {
       dims pad_r = to_dims(a.padding);
       for (size_t i = 0; i < pad_r.size(); ++i) pad_r[i] -= a.output_padding[i];
-      dnnl::deconvolution_forward::desc d(pk, dnnl::algorithm::deconvolution_direct, src, wei, bias, dst,
+      const auto alg = winograd ? dnnl::algorithm::deconvolution_winograd : dnnl::algorithm::deconvolution_direct;
+      dnnl::deconvolution_forward::desc d(pk, alg, src, wei, bias, dst,
                                           to_dims(a.stride), to_dims(a.dilation, 1), to_dims(a.padding), pad_r);
       dnnl::deconvolution_forward::primitive_desc pd(d, attr, engine());
       src = pd.src_desc(), wei = pd.weights_desc(), dst = pd.dst_desc();
@@ -312,9 +366,21 @@ std::shared_ptr<PreparedKernel> prepare_any(const Attrs& a, std::span<const Tens
   }
   if (!v.weight_grad_form) {
     const dnnl::memory::desc src0 = src, wei0 = wei, dst0 = dst;
+    // Winograd with every post-op, or else the direct kernel with as many as it takes.
+    if (winograd_fits(a, in, out, t)) {
+      dnnl::primitive_attr attr;
+      if (v.fused && v.fused->num_post() > 0) {
+        v.post = map_post_ops(v.fused->post_list(), v.epilogue, in, out[0], v.fused->num_post());
+        if (v.post.mapped == v.fused->num_post()) attr.set_post_ops(v.post.ops);
+      }
+      if (!v.fused || v.fused->num_post() == 0 || v.post.mapped == v.fused->num_post())
+        prim = forward_primitive(a, attr, t, src, wei, dst, bias, /*winograd=*/true);
+      v.winograd = prim.has_value();
+      if (!prim) v.post = PostOpPlan{}, src = src0, wei = wei0, dst = dst0;
+    }
     // oneDNN may refuse a post-op list (an operand layout its kernel lacks): post-ops are dropped
     // from the end until it accepts; those left run after the conv (prims::run_epilogue).
-    for (size_t limit = v.fused ? v.fused->num_post() : 0; !prim && limit > 0;) {
+    for (size_t limit = v.fused && !prim ? v.fused->num_post() : 0; !prim && limit > 0;) {
       v.post = map_post_ops(v.fused->post_list(), v.epilogue, in, out[0], limit);
       if (v.post.mapped == 0) break;
       dnnl::primitive_attr attr;
@@ -356,18 +422,26 @@ std::shared_ptr<PreparedKernel> prepare_backward_weights(const prims::ConvWeight
   dnnl::memory::desc src = any_desc(in[0].shape, t), ddst = any_desc(in[1].shape, t);
   dnnl::memory::desc dw(weight_dims(out[0].shape, a.groups, false), dnnl_type(t), tag::any);
   std::optional<dnnl::primitive> prim;
-  try {
-    const dims stride = to_dims(a.stride), dilation = to_dims(a.dilation, 1), pl = to_dims(a.pad_l), pr = to_dims(a.pad_r);
-    dnnl::convolution_forward::desc fd(dnnl::prop_kind::forward_training, dnnl::algorithm::convolution_direct, src, dw,
-                                       ddst, stride, dilation, pl, pr);
-    dnnl::convolution_forward::primitive_desc fpd(fd, engine());
-    dnnl::convolution_backward_weights::desc bd(dnnl::algorithm::convolution_direct, src, dw, ddst, stride, dilation, pl,
-                                                pr);
-    dnnl::convolution_backward_weights::primitive_desc bpd(bd, engine(), fpd);
-    src = bpd.src_desc(), ddst = bpd.diff_dst_desc(), dw = bpd.diff_weights_desc();
-    prim.emplace(dnnl::convolution_backward_weights(bpd));
-  } catch (const dnnl::error&) {
-    prim.reset();  // e.g. negative right padding: the reference kernel runs
+  const dims stride = to_dims(a.stride), dilation = to_dims(a.dilation, 1), pl = to_dims(a.pad_l), pr = to_dims(a.pad_r);
+  // x (N, C, H, W), dy (N, O, H', W')
+  const Shape &xs = in[0].shape, &dys = in[1].shape;
+  const bool wino = a.kernel.size() == 2 && xs.size() == 4 && dys.size() == 4 &&
+                    winograd_shape({a.kernel[0], a.kernel[1]}, stride, dilation, a.groups, t, xs[0], xs[1], dys[1],
+                                   dys[2], dys[3]);
+  for (const auto alg : {dnnl::algorithm::convolution_winograd, dnnl::algorithm::convolution_direct}) {
+    if (prim || (alg == dnnl::algorithm::convolution_winograd && !wino)) continue;
+    try {
+      dnnl::memory::desc s0 = src, d0 = ddst, w0 = dw;
+      dnnl::convolution_forward::desc fd(dnnl::prop_kind::forward_training, alg, s0, w0, d0, stride, dilation, pl, pr);
+      dnnl::convolution_forward::primitive_desc fpd(fd, engine());
+      dnnl::convolution_backward_weights::desc bd(alg, s0, w0, d0, stride, dilation, pl, pr);
+      dnnl::convolution_backward_weights::primitive_desc bpd(bd, engine(), fpd);
+      src = bpd.src_desc(), ddst = bpd.diff_dst_desc(), dw = bpd.diff_weights_desc();
+      prim.emplace(dnnl::convolution_backward_weights(bpd));
+      v.winograd = alg == dnnl::algorithm::convolution_winograd;
+    } catch (const dnnl::error&) {
+      prim.reset();  // winograd refused: direct; direct refused (negative right padding): the reference kernel
+    }
   }
   const bool ok = prim.has_value();
   auto k = std::make_shared<ConvKernel>(std::move(v), std::move(prim), src, ddst, dw, dnnl::memory::desc());
