@@ -16,6 +16,7 @@
 #include <string>
 
 #include "prims/conv.h"
+#include "prims/conv_fused.h"
 #include "prims/conv_weight_grad.h"
 #include "runtime/dispatch.h"
 #include "runtime/profile.h"
@@ -98,6 +99,32 @@ TEST(ConvWinograd, ForwardDataAndWeightGradientsOnAResNetShape) {
   EXPECT_LE(e, 1e-4);  // sums over 8 x 14 x 14 positions: the direct kernel is at 1.6e-5
   RecordProperty("relative_error", std::to_string(e));
   std::printf("[ConvWinograd] max error / max |y|: %.3g\n", e);
+}
+
+// A conv_fused node (level 2's bias + residual + ReLU, oneDNN's sum and eltwise post-ops) runs
+// Winograd with its post-ops, and agrees with the unfused ops, whose conv is Winograd too.
+TEST(ConvWinograd, FusedBiasResidualReluRunsWinogradWithItsPostOps) {
+  const Tensor x = wave({8, 64, 14, 14}, 0.37), w = wave({64, 64, 3, 3}, 0.11) * 0.05, b = wave({64}, 0.7);
+  const Tensor residual = wave({8, 64, 14, 14}, 0.19);
+  prims::ConvFusedAttrs a;
+  a.stride = {1, 1}, a.pad_l = {1, 1}, a.pad_r = {1, 1}, a.dilation = {1, 1}, a.has_bias = true;
+  a.post_kind = {1, 0}, a.post_ops = "add,relu", a.post_a = {0, 0}, a.post_b = {0, 0};
+  const std::vector<Tensor> in = {x, w, b, residual};
+  runtime::profile::note_variant(nullptr);
+  const Tensor got = std::move(runtime::dispatch(prims::conv_fused_primitive(), &a, in).t[0]);
+  const char* v = runtime::profile::noted_variant();
+  EXPECT_EQ(std::string(v ? v : "direct"), winograd_allowed() ? kWino : "direct");
+  ops::ConvOptions o;
+  o.padding = {1};
+  const Tensor want = ops::relu(ops::conv2d(x, w, b, o) + residual);
+  const auto g = got.to_vector<float>(), e = want.to_vector<float>();
+  ASSERT_EQ(g.size(), e.size());
+  double worst = 0, scale = 0;
+  for (size_t i = 0; i < g.size(); ++i) {
+    worst = std::max(worst, static_cast<double>(std::abs(g[i] - e[i])));
+    scale = std::max(scale, static_cast<double>(std::abs(e[i])));
+  }
+  EXPECT_LE(worst, 1e-6 * scale);
 }
 
 // Where the transforms cost more than they save the direct kernel runs: 16 channels, batches
