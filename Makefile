@@ -27,6 +27,9 @@ test: build
 	tests/io/onnx/gen_backend_data.sh $(BUILD)/onnx-backend-data
 	SPORE_ONNX_DATA=$(BUILD)/onnx-backend-data SPORE_ONNX_REQUIRE=tests/io/onnx/supported_cases.txt \
 	  $(BUILD)/bin/spore_tests --gtest_brief=1
+	# The direct-kernel fallback of the Winograd convs: turned off, and on a CPU without AVX-512.
+	SPORE_CONV_ALGO=direct $(BUILD)/bin/spore_tests --gtest_brief=1 --gtest_filter='ConvWinograd*'
+	ONEDNN_MAX_CPU_ISA=AVX2 $(BUILD)/bin/spore_tests --gtest_brief=1 --gtest_filter='ConvWinograd*:ConvFused*:ConvFastPaths*'
 	test "$$($(BUILD)/bin/seed_tour)" = "$$(printf '3\n12\n14\n7\n12')" || { echo "seed_tour: expected 3 12 14 7 12"; exit 1; }
 	python3 tests/include_graph.py
 	/usr/bin/python3 tests/tools/cli_test.py $(BUILD)/bin/spore

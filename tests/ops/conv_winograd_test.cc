@@ -4,8 +4,8 @@
 // (conv_transpose) and weight gradient alike, agrees with the exact (float64) sums within the
 // documented tolerance (max abs error <= 2e-5 of the largest output, 1e-4 for the weight
 // gradient; measured 7.3e-6, 3.2e-6 and 4.3e-5 here, where the direct kernel gives 1.3e-6,
-// 1.8e-6 and 1.6e-5), and the direct kernel runs on small shapes. With SPORE_CONV_ALGO=direct in the
-// environment the Winograd checks expect the direct kernel instead.
+// 1.8e-6 and 1.6e-5), and the direct kernel runs on small shapes. With SPORE_CONV_ALGO=direct,
+// or where oneDNN may not use AVX-512, the Winograd checks expect the direct kernel instead.
 #include <gtest/gtest.h>
 
 #include <spore/spore.h>
@@ -15,6 +15,7 @@
 #include <cstring>
 #include <string>
 
+#include "backends/cpu/onednn_conv.h"
 #include "prims/conv.h"
 #include "prims/conv_fused.h"
 #include "prims/conv_weight_grad.h"
@@ -33,10 +34,9 @@ Buffer buf(const Tensor& t) {
   return {t.data_ptr(), t.dtype(), static_cast<int>(t.dim()), t.shape().data(), t.strides().data()};
 }
 
-bool winograd_allowed() {
-  const char* e = std::getenv("SPORE_CONV_ALGO");
-  return !(e && std::string(e) == "direct");
-}
+// Not turned off, and oneDNN may use AVX-512 here: otherwise the direct kernel runs (the
+// fallback, checked by `make test`'s run under ONEDNN_MAX_CPU_ISA=AVX2).
+bool winograd_allowed() { return cpu::onednn::winograd_available(); }
 
 // Dispatches `p` (noting which kernel ran), runs `ref` on the same inputs in float64 (the exact
 // sums, near enough), and returns the float32 result's largest error relative to the largest
@@ -104,6 +104,8 @@ TEST(ConvWinograd, ForwardDataAndWeightGradientsOnAResNetShape) {
 // A conv_fused node (level 2's bias + residual + ReLU, oneDNN's sum and eltwise post-ops) runs
 // Winograd with its post-ops, and agrees with the unfused ops, whose conv is Winograd too.
 TEST(ConvWinograd, FusedBiasResidualReluRunsWinogradWithItsPostOps) {
+  // Without Winograd the direct kernels' post-ops hold the O2 tolerance (tests/passes/conv_epilogue_test.cc).
+  if (!winograd_allowed()) GTEST_SKIP() << "the direct kernel runs here";
   const Tensor x = wave({8, 64, 14, 14}, 0.37), w = wave({64, 64, 3, 3}, 0.11) * 0.05, b = wave({64}, 0.7);
   const Tensor residual = wave({8, 64, 14, 14}, 0.19);
   prims::ConvFusedAttrs a;
@@ -113,7 +115,7 @@ TEST(ConvWinograd, FusedBiasResidualReluRunsWinogradWithItsPostOps) {
   runtime::profile::note_variant(nullptr);
   const Tensor got = std::move(runtime::dispatch(prims::conv_fused_primitive(), &a, in).t[0]);
   const char* v = runtime::profile::noted_variant();
-  EXPECT_EQ(std::string(v ? v : "direct"), winograd_allowed() ? kWino : "direct");
+  EXPECT_EQ(std::string(v ? v : "direct"), kWino);
   ops::ConvOptions o;
   o.padding = {1};
   const Tensor want = ops::relu(ops::conv2d(x, w, b, o) + residual);
@@ -125,6 +127,44 @@ TEST(ConvWinograd, FusedBiasResidualReluRunsWinogradWithItsPostOps) {
     scale = std::max(scale, static_cast<double>(std::abs(e[i])));
   }
   EXPECT_LE(worst, 1e-6 * scale);
+}
+
+// A post-op list Winograd refuses (SiLU is not among its post-ops) keeps the Winograd conv and
+// runs the rest after it: the kernel follows from the shape, so level 2's fused conv and
+// PyNative's conv compute the same sums.
+TEST(ConvWinograd, RefusedPostOpsRunAfterTheWinogradConv) {
+  // Without Winograd the direct kernels' post-ops hold the O2 tolerance (tests/passes/conv_epilogue_test.cc).
+  if (!winograd_allowed()) GTEST_SKIP() << "the direct kernel runs here";
+  const Tensor x = wave({8, 64, 14, 14}, 0.37), w = wave({64, 64, 3, 3}, 0.11) * 0.05, b = wave({64}, 0.7);
+  prims::ConvFusedAttrs a;
+  a.stride = {1, 1}, a.pad_l = {1, 1}, a.pad_r = {1, 1}, a.dilation = {1, 1}, a.has_bias = true;
+  a.post_kind = {0}, a.post_ops = "silu", a.post_a = {0}, a.post_b = {0};
+  runtime::profile::note_variant(nullptr);
+  const std::vector<Tensor> in = {x, w, b};
+  const Tensor got = std::move(runtime::dispatch(prims::conv_fused_primitive(), &a, in).t[0]);
+  const char* v = runtime::profile::noted_variant();
+  EXPECT_EQ(std::string(v ? v : "direct"), kWino);
+  ops::ConvOptions o;
+  o.padding = {1};
+  const Tensor want = ops::silu(ops::conv2d(x, w, b, o));
+  EXPECT_EQ(ops::amax(ops::abs(got - want), {0, 1, 2, 3}).item<float>(), 0.f);
+}
+
+// The documented deviation: an infinite input meets a subtraction in the input transform and
+// its tiles' outputs become NaN, where the direct kernel's sums stay infinite.
+TEST(ConvWinograd, AnInfiniteInputTurnsItsTilesNaN) {
+  if (!winograd_allowed()) GTEST_SKIP() << "the direct kernel runs here";
+  std::vector<float> xs(8 * 64 * 14 * 14, 0.5f);
+  xs[5 * 14 + 5] = INFINITY;
+  const Tensor x = ops::from_vector(xs, {8, 64, 14, 14}), w = ops::abs(wave({64, 64, 3, 3}, 0.11)) * 0.05;
+  ops::ConvOptions o;
+  o.padding = {1};
+  const auto y = ops::conv2d(x, w, {}, o).to_vector<float>();
+  int nans = 0, infs = 0;
+  for (size_t i = 0; i < 14 * 14; ++i) nans += std::isnan(y[i]), infs += std::isinf(y[i]);
+  EXPECT_GT(nans, 0);
+  EXPECT_EQ(infs + nans, 16);  // the 4x4 tile around (5, 5) in channel 0's first image
+  EXPECT_EQ(y[0], y[0]);       // tiles the infinity does not reach stay finite
 }
 
 // Where the transforms cost more than they save the direct kernel runs: 16 channels, batches

@@ -20,6 +20,8 @@
 #include <optional>
 #include <unordered_map>
 
+#include "backends/cpu/onednn_conv.h"
+
 #include "backends/cpu/onednn_common.h"
 #include "backends/cpu/onednn_post_ops.h"
 #include "backends/cpu/onednn_weight_cache.h"
@@ -49,6 +51,7 @@ size_t align64(size_t n) { return (n + 63) / 64 * 64; }
 struct Variant {
   bool transpose = false;
   bool winograd = false;          // the primitive is oneDNN's Winograd kernel (winograd_shape)
+  size_t scratchpad = 0;          // the primitive's scratchpad (user mode: in the kernel's scratch)
   bool weight_grad_form = false;  // run as convolution_backward_weights, dims 0 and 1 swapped
   bool backward_weights = false;  // conv_weight_grad: x, dy in the src/weights slots, dW the result
   int64_t groups = 1;
@@ -75,9 +78,12 @@ class ConvKernel final : public PreparedKernel {
     }
   }
 
+  // Reordered operands, then oneDNN's own scratchpad (Winograd's transformed tiles, a blocked
+  // kernel's reduction buffers): planned in the arena with every other kernel's scratch, not
+  // held per primitive by oneDNN.
   size_t scratch_bytes() const override {
     if (!prim_) return 0;
-    return align64(src_.get_size()) + align64(wei_.get_size()) + align64(dst_.get_size());
+    return align64(src_.get_size()) + align64(wei_.get_size()) + align64(dst_.get_size()) + align64(v_.scratchpad);
   }
 
   // The reorders for the strides of x, w, the result and a summed residual (the dispatch cache
@@ -127,6 +133,12 @@ class ConvKernel final : public PreparedKernel {
             ? std::unordered_map<int, dnnl::memory>{{DNNL_ARG_SRC, src}, {DNNL_ARG_DIFF_DST, wei}, {DNNL_ARG_DIFF_WEIGHTS, dst}}
             : std::unordered_map<int, dnnl::memory>{{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, wei}, {DNNL_ARG_DST, dst}};
     if (v_.has_bias) args.emplace(DNNL_ARG_BIAS, wrap(bias_, in[2].data));
+    if (v_.scratchpad > 0) {
+      const size_t pad_at = align64(src_.get_size()) + align64(wei_.get_size()) + align64(dst_.get_size());
+      args.emplace(DNNL_ARG_SCRATCHPAD, wrap(dnnl::memory::desc({static_cast<int64_t>(v_.scratchpad)},
+                                                                dnnl::memory::data_type::u8, tag::x),
+                                             scratch + pad_at));
+    }
     for (size_t k = 0; k < v_.post.operands.size(); ++k) {
       const PostOpPlan::Operand& o = v_.post.operands[k];
       args.emplace(DNNL_ARG_ATTR_MULTIPLE_POST_OP(o.index) | DNNL_ARG_SRC_1, wrap(operand_descs_[k], in[o.input].data));
@@ -236,9 +248,9 @@ dims weight_dims(const Shape& w, int64_t g, bool transpose) {
 // and to channels-last included (bench/RESULTS.md). Its transforms cost more than they save on
 // few channels (16: 0.3-0.6x) or a small batch (the weight transform runs every call: batch 1
 // at 256 channels 14x14, 0.5x), hence the thresholds.
-// It rounds differently: relative RMS error ~1e-6 against the direct sums, max abs ~3e-6 of
-// the largest output, and an infinite input becomes NaN in its tiles (inf - inf in the
-// transform); docs/graph-mode.md's tolerance table. SPORE_CONV_ALGO=direct turns it off (the
+// It rounds differently: max abs error 3-6x the direct kernel's against exact sums (7e-6 of the
+// largest output forward, 4e-5 for a weight gradient), and an infinite input becomes NaN in
+// its tiles (inf - inf in the transform); docs/graph-mode.md's tolerance table. SPORE_CONV_ALGO=direct turns it off (the
 // direct kernel, PyTorch's on CPU). Where oneDNN refuses it (no AVX-512, a post-op list), the
 // direct kernel runs.
 bool winograd_on() {
@@ -248,6 +260,21 @@ bool winograd_on() {
   }();
   return on;
 }
+
+}  // namespace
+
+// Winograd's scratchpad (its transformed tiles and, for weight gradients, per-thread transformed
+// weight sums) lives in the plan's arena while it runs; on ResNet-18's 512-channel layers it is
+// 54 MB forward and 131 MB for the weight gradient, at the training step's memory peak (the
+// start of the backward pass), which it raised from 343 to 473 MB for a 1.1x faster layer.
+// Convs whose Winograd scratchpad would exceed this run direct.
+constexpr size_t kWinogradMaxScratchpad = size_t{40} << 20;
+
+bool winograd_available() {
+  return winograd_on() && dnnl::get_effective_cpu_isa() >= dnnl::cpu_isa::avx512_core;
+}
+
+namespace {
 
 // `kernel`, `stride`, `dilation` as oneDNN takes them (dilation 0 = none); the problem: batch n,
 // channels c in and o out, output h x w.
@@ -277,7 +304,7 @@ bool winograd_fits(const Attrs& a, std::span<const TensorType> in, std::span<con
 // window reads) or oneDNN refuses it; the caller then builds the forward primitive.
 bool prepare_weight_grad_form(const ConvAttrs& a, std::span<const TensorType> in, std::span<const TensorType> out,
                               dnnl::memory::desc& src, dnnl::memory::desc& wei, dnnl::memory::desc& dst,
-                              std::optional<dnnl::primitive>& prim) {
+                              std::optional<dnnl::primitive>& prim, size_t& scratchpad) {
   const Shape &x = in[0].shape, &w = in[1].shape, &y = out[0].shape;
   if (a.groups != 1 || in.size() != 2 || x.size() < 3 || !prims::conv_is_weight_gradient_shaped(x, w, y)) return false;
   for (size_t i = 2; i < x.size(); ++i) {
@@ -299,8 +326,11 @@ bool prepare_weight_grad_form(const ConvAttrs& a, std::span<const TensorType> in
     dnnl::convolution_forward::primitive_desc fpd(fd, engine());
     dnnl::convolution_backward_weights::desc bd(dnnl::algorithm::convolution_direct, s, dw, g, stride, dilation,
                                                 to_dims(a.pad_l), to_dims(a.pad_r));
-    dnnl::convolution_backward_weights::primitive_desc bpd(bd, engine(), fpd);
+    dnnl::primitive_attr attr;
+    attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+    dnnl::convolution_backward_weights::primitive_desc bpd(bd, attr, engine(), fpd);
     src = bpd.src_desc(), wei = bpd.diff_dst_desc(), dst = bpd.diff_weights_desc();
+    scratchpad = bpd.scratchpad_desc().get_size();
     prim.emplace(dnnl::convolution_backward_weights(bpd));
     return true;
   } catch (const dnnl::error&) {
@@ -311,10 +341,11 @@ bool prepare_weight_grad_form(const ConvAttrs& a, std::span<const TensorType> in
 // The forward primitive of conv or conv_transpose with `attr` (conv_fused's post-ops); nullopt
 // when oneDNN refuses it (bf16 on a CPU without it, negative right padding, a post-op list).
 template <class Attrs>
-std::optional<dnnl::primitive> forward_primitive(const Attrs& a, const dnnl::primitive_attr& attr, DType t,
+std::optional<dnnl::primitive> forward_primitive(const Attrs& a, dnnl::primitive_attr attr, DType t,
                                                  dnnl::memory::desc& src, dnnl::memory::desc& wei,
                                                  dnnl::memory::desc& dst, const dnnl::memory::desc& bias,
-                                                 bool winograd = false) {
+                                                 bool winograd, size_t& scratchpad) {
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);  // the plan's arena holds it
   try {
     // Winograd runs its training form, which takes blocked weights and transforms them inside
     // the call: its inference form keeps them pre-transformed, and oneDNN's reorder into that
@@ -326,7 +357,9 @@ std::optional<dnnl::primitive> forward_primitive(const Attrs& a, const dnnl::pri
       dnnl::convolution_forward::desc d(pk, alg, src, wei, bias, dst,
                                         to_dims(a.stride), to_dims(a.dilation, 1), to_dims(a.pad_l), to_dims(a.pad_r));
       dnnl::convolution_forward::primitive_desc pd(d, attr, engine());
+      if (winograd && pd.scratchpad_desc().get_size() > kWinogradMaxScratchpad) return std::nullopt;
       src = pd.src_desc(), wei = pd.weights_desc(), dst = pd.dst_desc();
+      scratchpad = pd.scratchpad_desc().get_size();
       return dnnl::convolution_forward(pd);
     } else {
       dims pad_r = to_dims(a.padding);
@@ -335,7 +368,9 @@ std::optional<dnnl::primitive> forward_primitive(const Attrs& a, const dnnl::pri
       dnnl::deconvolution_forward::desc d(pk, alg, src, wei, bias, dst,
                                           to_dims(a.stride), to_dims(a.dilation, 1), to_dims(a.padding), pad_r);
       dnnl::deconvolution_forward::primitive_desc pd(d, attr, engine());
+      if (winograd && pd.scratchpad_desc().get_size() > kWinogradMaxScratchpad) return std::nullopt;
       src = pd.src_desc(), wei = pd.weights_desc(), dst = pd.dst_desc();
+      scratchpad = pd.scratchpad_desc().get_size();
       return dnnl::deconvolution_forward(pd);
     }
   } catch (const dnnl::error&) {
@@ -354,7 +389,7 @@ std::shared_ptr<PreparedKernel> prepare_any(const Attrs& a, std::span<const Tens
   if (v.has_bias) bias = plain_desc({in[2].shape[0]}, t);
   std::optional<dnnl::primitive> prim;
   if constexpr (std::is_same_v<Attrs, ConvAttrs>) {
-    v.weight_grad_form = !transpose && !v.fused && prepare_weight_grad_form(a, in, out, src, wei, dst, prim);
+    v.weight_grad_form = !transpose && !v.fused && prepare_weight_grad_form(a, in, out, src, wei, dst, prim, v.scratchpad);
     // Under 16 input channels a blocked src is mostly padding: oneDNN's kernel for a plain src
     // with a blocked dst is ~10% faster here (LeNet's convs) and skips the reorder. (Depthwise
     // convs have 1 channel per group but many channels: their kernels want an nhwc src.) Not
@@ -366,33 +401,28 @@ std::shared_ptr<PreparedKernel> prepare_any(const Attrs& a, std::span<const Tens
   }
   if (!v.weight_grad_form) {
     const dnnl::memory::desc src0 = src, wei0 = wei, dst0 = dst;
-    // Winograd with every post-op, or else the direct kernel with as many as it takes.
-    if (winograd_fits(a, in, out, t)) {
-      dnnl::primitive_attr attr;
-      if (v.fused && v.fused->num_post() > 0) {
-        v.post = map_post_ops(v.fused->post_list(), v.epilogue, in, out[0], v.fused->num_post());
-        if (v.post.mapped == v.fused->num_post()) attr.set_post_ops(v.post.ops);
+    // The algorithm follows from the shape alone (winograd_fits), never from the post-op list, so
+    // a fused conv runs the kernel its unfused conv runs. oneDNN may refuse a post-op list
+    // (Winograd takes fewer kinds; an operand layout a kernel lacks): post-ops are dropped from
+    // the end until it accepts; those left run after the conv (prims::run_epilogue).
+    const bool wino = winograd_fits(a, in, out, t);
+    for (const bool w : {true, false}) {
+      if (prim || (w && !wino)) continue;
+      for (size_t limit = v.fused ? v.fused->num_post() : 0; !prim && limit > 0;) {
+        v.post = map_post_ops(v.fused->post_list(), v.epilogue, in, out[0], limit);
+        if (v.post.mapped == 0) break;
+        dnnl::primitive_attr attr;
+        attr.set_post_ops(v.post.ops);
+        src = src0, wei = wei0, dst = dst0;
+        prim = forward_primitive(a, attr, t, src, wei, dst, bias, w, v.scratchpad);
+        limit = v.post.mapped - 1;
       }
-      if (!v.fused || v.fused->num_post() == 0 || v.post.mapped == v.fused->num_post())
-        prim = forward_primitive(a, attr, t, src, wei, dst, bias, /*winograd=*/true);
-      v.winograd = prim.has_value();
-      if (!prim) v.post = PostOpPlan{}, src = src0, wei = wei0, dst = dst0;
-    }
-    // oneDNN may refuse a post-op list (an operand layout its kernel lacks): post-ops are dropped
-    // from the end until it accepts; those left run after the conv (prims::run_epilogue).
-    for (size_t limit = v.fused && !prim ? v.fused->num_post() : 0; !prim && limit > 0;) {
-      v.post = map_post_ops(v.fused->post_list(), v.epilogue, in, out[0], limit);
-      if (v.post.mapped == 0) break;
-      dnnl::primitive_attr attr;
-      attr.set_post_ops(v.post.ops);
-      src = src0, wei = wei0, dst = dst0;
-      prim = forward_primitive(a, attr, t, src, wei, dst, bias);
-      limit = v.post.mapped - 1;
-    }
-    if (!prim) {  // no post-ops, or oneDNN refused them all: every post-op runs after the conv
-      v.post = PostOpPlan{};
-      src = src0, wei = wei0, dst = dst0;
-      prim = forward_primitive(a, dnnl::primitive_attr(), t, src, wei, dst, bias);
+      if (!prim) {  // no post-ops, or oneDNN refused them all: every post-op runs after the conv
+        v.post = PostOpPlan{};
+        src = src0, wei = wei0, dst = dst0;
+        prim = forward_primitive(a, dnnl::primitive_attr(), t, src, wei, dst, bias, w, v.scratchpad);
+      }
+      v.winograd = w && prim.has_value();
     }
   }
   v.transpose = transpose;
@@ -435,8 +465,13 @@ std::shared_ptr<PreparedKernel> prepare_backward_weights(const prims::ConvWeight
       dnnl::convolution_forward::desc fd(dnnl::prop_kind::forward_training, alg, s0, w0, d0, stride, dilation, pl, pr);
       dnnl::convolution_forward::primitive_desc fpd(fd, engine());
       dnnl::convolution_backward_weights::desc bd(alg, s0, w0, d0, stride, dilation, pl, pr);
-      dnnl::convolution_backward_weights::primitive_desc bpd(bd, engine(), fpd);
+      dnnl::primitive_attr attr;
+      attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+      dnnl::convolution_backward_weights::primitive_desc bpd(bd, attr, engine(), fpd);
+      if (alg == dnnl::algorithm::convolution_winograd && bpd.scratchpad_desc().get_size() > kWinogradMaxScratchpad)
+        continue;
       src = bpd.src_desc(), ddst = bpd.diff_dst_desc(), dw = bpd.diff_weights_desc();
+      v.scratchpad = bpd.scratchpad_desc().get_size();
       prim.emplace(dnnl::convolution_backward_weights(bpd));
       v.winograd = alg == dnnl::algorithm::convolution_winograd;
     } catch (const dnnl::error&) {
