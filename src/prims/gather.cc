@@ -2,8 +2,10 @@
 #include "prims/gather.h"
 
 #include <atomic>
+#include <limits>
 
 #include "prims/index_map.h"
+#include "runtime/parallel.h"
 
 namespace spore::prims {
 
@@ -102,20 +104,32 @@ bool scatter_rows(const ScatterAttrs& a, const Buffer& idx, const Buffer& src, c
     if (src.shape[d] != idx.shape[d] || (d != nd - 1 && o.shape[d] != idx.shape[d])) return false;
   const int64_t inner = idx.shape[nd - 1], size = o.shape[nd - 1], rows = inner > 0 ? idx.numel() / inner : 0;
   const int64_t* ip = static_cast<const int64_t*>(idx.data);
-  for (int64_t r = 0; r < rows; ++r) {
-    T* orow = op + r * size;
-    for (int64_t j = r * inner, e = j + inner; j < e; ++j) {
-      const int64_t k = ip[j];
-      if (k < 0 || k >= size) [[unlikely]]
-        throw_index_error(a.add ? "scatter_add" : "scatter", k, nd - 1, size);
-      T& dst = orow[k];
-      if (!a.add) dst = sp[j];
-      else if constexpr (std::is_same_v<T, bool>) dst = dst || sp[j];
-      else if constexpr (std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>)
-        dst = T(static_cast<float>(dst) + static_cast<float>(sp[j]));
-      else dst = static_cast<T>(dst + sp[j]);
+  // Rows write disjoint output rows, so they run in parallel; within a row the order stays
+  // serial (duplicates resolve, and sums add, in index order). A bad index is reported after the
+  // loop (no exception may leave it), the first in row-major order whatever the threads.
+  std::atomic<int64_t> bad{std::numeric_limits<int64_t>::max()};
+  runtime::parallel_for(rows, std::max<int64_t>(1, runtime::kParallelGrain / std::max<int64_t>(1, inner)),
+                        [&](int64_t rb, int64_t re) {
+    for (int64_t r = rb; r < re; ++r) {
+      T* orow = op + r * size;
+      for (int64_t j = r * inner, e = j + inner; j < e; ++j) {
+        const int64_t k = ip[j];
+        if (k < 0 || k >= size) [[unlikely]] {
+          for (int64_t cur = bad.load(); j < cur && !bad.compare_exchange_weak(cur, j);) {
+          }
+          break;
+        }
+        T& dst = orow[k];
+        if (!a.add) dst = sp[j];
+        else if constexpr (std::is_same_v<T, bool>) dst = dst || sp[j];
+        else if constexpr (std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>)
+          dst = T(static_cast<float>(dst) + static_cast<float>(sp[j]));
+        else dst = static_cast<T>(dst + sp[j]);
+      }
     }
-  }
+  });
+  if (const int64_t pos = bad.load(); pos != std::numeric_limits<int64_t>::max())
+    throw_index_error(a.add ? "scatter_add" : "scatter", ip[pos], nd - 1, size);
   return true;
 }
 
@@ -127,8 +141,8 @@ void scatter_typed(const ScatterAttrs& a, const Buffer& x, const Buffer& idx, co
   const int64_t* ip = static_cast<const int64_t*>(idx.data);
   const T* sp = static_cast<const T*>(src.data);
   T* op = static_cast<T*>(o.data);
-  // Serial on purpose: duplicate indices then resolve in one fixed order (PyTorch leaves
-  // duplicates unspecified for scatter; scatter_add sums in index order).
+  // The general loop is serial on purpose: duplicate indices then resolve in one fixed order
+  // (PyTorch leaves duplicates unspecified for scatter; scatter_add sums in index order).
   if (scatter_rows(a, idx, src, o, sp, op)) return;
   std::vector<int64_t> c(static_cast<size_t>(nd), 0);
   for (int64_t i = 0; i < n; ++i) {

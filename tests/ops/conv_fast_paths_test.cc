@@ -166,6 +166,28 @@ TEST(ConvFastPaths, ScatterAddAlongLastAxisMatchesLoop) {
   auto bad = iv;
   bad[12] = 8;
   EXPECT_THROW(ops::scatter_add(x, 2, ops::from_vector(bad, {2, 3, 5}), src), Error);
+  // Large enough for the rows to run on several threads (max pooling's backward): the same
+  // values as a serial loop, duplicates summed in index order, and of two bad indices the
+  // first in row-major order is the one reported.
+  const int64_t rows = 1024, inner = 96, size = 128;
+  const Tensor bx = wave({rows, size}), bsrc = wave({rows, inner}, 0.7);
+  std::vector<int64_t> bi(static_cast<size_t>(rows * inner));
+  for (size_t i = 0; i < bi.size(); ++i) bi[i] = static_cast<int64_t>((i * 37) % 101);
+  auto bwant = bx.to_vector<float>();
+  const auto bs = bsrc.to_vector<float>();
+  for (size_t r = 0; r < static_cast<size_t>(rows); ++r)
+    for (size_t j = 0; j < static_cast<size_t>(inner); ++j)
+      bwant[r * size + static_cast<size_t>(bi[r * inner + j])] += bs[r * inner + j];
+  EXPECT_EQ(ops::scatter_add(bx, 1, ops::from_vector(bi, {rows, inner}), bsrc).to_vector<float>(), bwant);
+  bi[900 * inner + 3] = 500;
+  bi[100 * inner + 7] = 300;
+  try {
+    ops::scatter(bx, 1, ops::from_vector(bi, {rows, inner}), bsrc);
+    ADD_FAILURE() << "a bad index passed";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("[scatter] index 300 is out of range for axis 1 of size 128"), std::string::npos)
+        << e.what();
+  }
 }
 
 }  // namespace
