@@ -29,19 +29,36 @@ void Cell::reset_parameters() {
     ties.emplace_back(t, *t);
     *t = t->clone();
   }
+  // Every parameter must be redrawn: one that keeps its storage version was missed, as when a
+  // subclass of a layer adds a parameter but inherits the layer's reset_own(). (Buffers may be
+  // kept on purpose: a loss's class weights.)
+  std::vector<std::pair<std::string, uint64_t>> before;
+  std::vector<Tensor*> params;
+  for (auto& [name, t] : parameter_slots(/*include_tied=*/true)) {
+    if (t->numel() == 0) continue;
+    before.emplace_back(name, t->version());
+    params.push_back(t);
+  }
   std::set<const Cell*> done{this};
   reset_done_ = &done;
   auto retie = [&] {
     reset_done_ = nullptr;
     for (auto& [slot, shared] : ties) *slot = shared;
   };
+  std::string missed;
   try {
     reset_own();
+    for (size_t i = 0; i < params.size(); ++i)
+      if (params[i]->version() == before[i].second) missed += (missed.empty() ? "'" : ", '") + before[i].first + "'";
   } catch (...) {
     retie();
     throw;
   }
   retie();
+  SPORE_CHECK(missed.empty(), "[", type_name_, ".reset_parameters] parameter(s) ", missed,
+              " were not redrawn: the cell holding them inherits a reset_own() that does not know them (a "
+              "subclass of a layer that adds parameters); override reset_own() there to redraw them as its "
+              "constructor does");
 }
 
 void Cell::reset_child(Cell& child) {

@@ -229,6 +229,36 @@ class Custom : public UnaryCell {
   Tensor w;
 };
 
+// A subclass of a layer that adds a parameter but inherits the layer's reset_own(): the new
+// parameter would keep stale values; reset_parameters names it. Overriding reset_own fixes it.
+class ScaledDense : public Dense {
+ public:
+  ScaledDense() : Dense(4, 3) {
+    scale = init::ones({3});
+    register_parameter("scale", &scale);
+  }
+  Tensor scale;
+};
+class ScaledDenseReset : public ScaledDense {
+ public:
+  void reset_own() override {
+    Dense::reset_own();
+    init::ones_(scale);
+  }
+};
+
+TEST(NnReset, AParameterNoResetOwnKnowsIsNamed) {
+  SequentialCell net;
+  net.add(std::make_unique<ScaledDense>());
+  EXPECT_ERROR(net.reset_parameters(),
+               "[SequentialCell.reset_parameters] parameter(s) '0.scale' were not redrawn: the cell holding them "
+               "inherits a reset_own() that does not know them");
+  SequentialCell fixed;
+  fixed.add(std::make_unique<ScaledDenseReset>());
+  fixed.reset_parameters();
+  EXPECT_EQ(ops::sum(fixed.parameters().back()).item<float>(), 3.0f);
+}
+
 TEST(NnReset, Errors) {
   std::unique_ptr<Cell> meta;
   {
