@@ -57,6 +57,9 @@ class JitCore {
 bool compiles_here();
 /// Traces made by every jit cache of the process (Graph-mode transforms included).
 int64_t total_traces();
+/// True while a trace (jit, a Graph-mode transform, a control-flow body) records on this
+/// thread: ops then add graph nodes instead of computing.
+bool tracing();
 
 /// Runs `run` on `args`: through `core` (traced once per signature, compiled) when
 /// compiles_here(), else eagerly.

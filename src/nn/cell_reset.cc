@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "spore/nn/cell.h"
+#include "spore/mode.h"
 #include "spore/ops.h"
 
 namespace spore::nn {
@@ -34,8 +35,10 @@ void Cell::reset_parameters() {
   // kept on purpose: a loss's class weights.)
   std::vector<std::pair<std::string, uint64_t>> before;
   std::vector<Tensor*> params;
+  // Inside a trace copy_ is recorded, not run, and moves no version: nothing to check there.
+  const bool tracing = transforms::tracing();
   for (auto& [name, t] : parameter_slots(/*include_tied=*/true)) {
-    if (t->numel() == 0) continue;
+    if (t->numel() == 0 || tracing) continue;
     before.emplace_back(name, t->version());
     params.push_back(t);
   }

@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include <omp.h>
+
 #include "codegen/fused.h"
 #include "passes/plan_family.h"
 #include "passes/plan_layout.h"
@@ -272,6 +274,10 @@ std::shared_ptr<Plan> lower_plan(const ir::Graph& g, std::span<const Tensor> inp
                                  std::shared_ptr<runtime::PlanFamily>* family) {
   SPORE_CHECK(inputs.size() == g.params().size(), "[lower_plan] graph @", g.name(), " takes ", g.params().size(),
               " inputs, got ", inputs.size());
+  // Kernels are prepared at the thread count they run at: oneDNN sizes its scratchpads (and so
+  // picks Winograd or direct under its scratchpad cap) from the OpenMP thread count, which is per
+  // calling thread until dispatch or a plan call sets it.
+  if (omp_get_max_threads() != num_threads()) omp_set_num_threads(num_threads());
   auto plan = std::make_shared<Plan>();
   plan->name = g.name();
   plan->threads = num_threads();

@@ -15,6 +15,7 @@
 #include "ir/printer.h"
 #include "prims/random_key.h"
 #include "runtime/dispatch.h"
+#include "runtime/trace_hooks.h"
 #include "spore/guard.h"
 #include "spore/jit.h"
 #include "spore/ops.h"
@@ -73,6 +74,7 @@ std::string last_interpreted_reason() {
 
 bool compiles_here() { return g_mode.load() == Mode::Graph && autodiff::active_frames().empty(); }
 int64_t total_traces() { return g_traces.load(); }
+bool tracing() { return runtime::tls_open_traces != 0; }
 
 namespace {
 

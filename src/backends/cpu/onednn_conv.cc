@@ -105,6 +105,8 @@ class ConvKernel final : public PreparedKernel {
       return run_reference(in, out, ctx);
     const auto* l = &layouts_for(in, out[0]);
     if (!l->ok) return run_reference(in, out, ctx);
+    SPORE_ASSERT(ctx.scratch_bytes >= scratch_bytes(), "conv kernel given ", ctx.scratch_bytes,
+                 " bytes of scratch, needs ", scratch_bytes());
     auto& s = stream();
     char* scratch = static_cast<char*>(ctx.scratch);
     auto place = [&](const dnnl::memory::desc& d, const dnnl::memory::desc& user, const void* p,
@@ -271,7 +273,20 @@ bool winograd_on() {
 constexpr size_t kWinogradMaxScratchpad = size_t{40} << 20;
 
 bool winograd_available() {
-  return winograd_on() && dnnl::get_effective_cpu_isa() >= dnnl::cpu_isa::avx512_core;
+  // Asked of oneDNN itself (a small Winograd primitive): its ISA enum is a bit set, not an order.
+  static const bool available = [] {
+    try {
+      const dnnl::memory::desc x({8, 64, 8, 8}, dnnl::memory::data_type::f32, tag::any),
+          w({64, 64, 3, 3}, dnnl::memory::data_type::f32, tag::any);
+      dnnl::convolution_forward::desc d(dnnl::prop_kind::forward_training, dnnl::algorithm::convolution_winograd, x,
+                                        w, x, {1, 1}, {1, 1}, {1, 1});
+      dnnl::convolution_forward::primitive_desc pd(d, engine());
+      return true;
+    } catch (const dnnl::error&) {
+      return false;
+    }
+  }();
+  return winograd_on() && available;
 }
 
 namespace {
