@@ -3,35 +3,15 @@
 JPEG of several sizes, written here with PIL): training learns the three classes, `spore eval`
 reloads the checkpoint to the same accuracy, `spore predict` names the class of one image file,
 and bad layouts fail with a message that says what to provide. Run by `make test`."""
-import json
 import os
-import pathlib
 import random
-import subprocess
-import sys
 import tempfile
 
 from PIL import Image, ImageDraw
 
-SPORE = pathlib.Path(sys.argv[1] if len(sys.argv) > 1 else "build/bin/spore").resolve()
-failures = []
+from spore_cli import check, finish, last_json, run  # beside this file
+
 CLASSES = ["disk", "hbar", "vbar"]
-
-
-def run(*args, ok=True):
-    p = subprocess.run([str(SPORE), *args], capture_output=True, text=True, timeout=600)
-    if ok and p.returncode != 0:
-        failures.append(f"spore {' '.join(args)} exited {p.returncode}: {p.stderr.strip()[-500:]}")
-    return p
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-
-
-def last_json(p):
-    return json.loads(p.stdout.strip().splitlines()[-1])
 
 
 def image(kind, rng):
@@ -163,8 +143,4 @@ with tempfile.TemporaryDirectory() as tmp:
         check(p.returncode == 1 and text in p.stderr, f"spore train {' '.join(args)}: expected {text!r}, "
               f"got exit {p.returncode}: {p.stderr.strip()[:300]}")
 
-for f in failures:
-    print("cli image folder test:", f)
-if failures:
-    sys.exit(1)
-print("cli image folder test: all checks passed")
+finish("cli image folder test")

@@ -4,29 +4,9 @@ lowers the loss, its checkpoint reloads in `spore eval` with the same accuracy, 
 continues exactly as the uninterrupted run (at an epoch boundary and inside an epoch), and bad input (flags, paths, files) fails with a clear message and a non-zero exit."""
 import json
 import os
-import pathlib
-import subprocess
-import sys
 import tempfile
 
-SPORE = pathlib.Path(sys.argv[1] if len(sys.argv) > 1 else "build/bin/spore").resolve()
-failures = []
-
-
-def run(*args, ok=True):
-    p = subprocess.run([str(SPORE), *args], capture_output=True, text=True, timeout=600)
-    if ok and p.returncode != 0:
-        failures.append(f"spore {' '.join(args)} exited {p.returncode}: {p.stderr.strip()}")
-    return p
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-
-
-def last_json(p):
-    return json.loads(p.stdout.strip().splitlines()[-1])
+from spore_cli import check, finish, last_json, run  # beside this file
 
 
 with tempfile.TemporaryDirectory() as tmp:
@@ -139,8 +119,4 @@ with tempfile.TemporaryDirectory() as tmp:
         check(p.returncode != 0 and text in p.stderr, f"spore {' '.join(args)}: expected an error containing {text!r}, "
               f"got exit {p.returncode}: {p.stderr.strip()[:300]}")
 
-for f in failures:
-    print("cli test:", f)
-if failures:
-    sys.exit(1)
-print("cli test: all checks passed")
+finish("cli test")

@@ -8,28 +8,13 @@ starts; bad input fails with a clear message and a non-zero exit.
 Usage: /usr/bin/python3 tests/tools/model_files_test.py build/bin/spore"""
 import json
 import pathlib
-import subprocess
 import sys
 import tempfile
 
 import numpy as np
 import torch
 
-SPORE = pathlib.Path(sys.argv[1] if len(sys.argv) > 1 else "build/bin/spore").resolve()
-failures = []
-
-
-def run(*args, ok=True):
-    p = subprocess.run([str(SPORE), *map(str, args)], capture_output=True, text=True, timeout=600)
-    if ok and p.returncode != 0:
-        failures.append(f"spore {' '.join(map(str, args))} exited {p.returncode}: {p.stderr.strip()[-800:]}")
-    return p
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-    return cond
+from spore_cli import check, finish, run  # beside this file
 
 
 def rel_err(a, b):
@@ -214,8 +199,4 @@ with tempfile.TemporaryDirectory() as d:
     test_encrypted(tmp)
     test_errors(tmp)
 
-for f in failures:
-    print("FAIL:", f)
-if failures:
-    sys.exit(1)
-print("model files: real models match PyTorch, conversion is exact, compare names the injected layer, errors are clear")
+finish("model files", "real models match PyTorch, conversion is exact, compare names the injected layer, errors are clear")
