@@ -340,13 +340,7 @@ TEST(CallbackState, SecondFitContinuesAStoppedEpoch) {
 // true state, only the counts are checked.
 TEST(CallbackState, NonFiniteLossSumsResume) {
   TempDir dir("diverged");
-  Checkpoint c;
-  {
-    Harness h;
-    CheckpointCallback ck(dir.path.string(), 3, 0);
-    h.model.fit(1, h.data, {&ck});
-    c = load_checkpoint((dir.path / "ckpt-3.spore").string());
-  }
+  Checkpoint c = checkpoint_at_step_3(dir);
   const double inf = std::numeric_limits<double>::infinity();
   c.set_double("epoch_progress.loss_sum", inf);
   bool found = false;
@@ -391,6 +385,14 @@ TEST(CallbackState, RefusedResumeChangesNoCallback) {
   EXPECT_EQ(fresh2.stopped_epoch(), -1);
 }
 
+// The checkpoint a fresh run writes at step 3, inside its first epoch (7 batches).
+Checkpoint checkpoint_at_step_3(const TempDir& dir) {
+  Harness h;
+  CheckpointCallback ck(dir.path.string(), 3, 0);
+  h.model.fit(1, h.data, {&ck});
+  return load_checkpoint((dir.path / "ckpt-3.spore").string());
+}
+
 // LROnPlateau's saved state says which way it measures: a schedule of the other mode refuses it.
 TEST(CallbackState, LROnPlateauChecksTheScheduleMode) {
   TempDir dir("plateau_mode");
@@ -418,13 +420,7 @@ TEST(CallbackState, LROnPlateauChecksTheScheduleMode) {
 // second fit refuses it again instead of resuming with zeroed totals.
 TEST(CallbackState, BadEpochProgressRefusedAtFitStart) {
   TempDir dir("badprogress");
-  Checkpoint c;
-  {
-    Harness h;
-    CheckpointCallback ck(dir.path.string(), 3, 0);
-    h.model.fit(1, h.data, {&ck});
-    c = load_checkpoint((dir.path / "ckpt-3.spore").string());
-  }
+  Checkpoint c = checkpoint_at_step_3(dir);
   ASSERT_EQ(c.get_int("batch_in_epoch"), 3);
   c.ints["epoch_progress.loss_count"] = -5;
   Harness h;

@@ -67,6 +67,13 @@ std::string joined(const std::vector<std::string>& v) {
   return s;
 }
 
+// A joined() list on one line of a message; `empty` when there is none.
+std::string on_one_line(std::string v, const char* empty) {
+  for (char& ch : v)
+    if (ch == '\n') ch = ',';
+  return v.empty() ? std::string(empty) : v;
+}
+
 // An image folder's classes must be the checkpoint's, in the same order, or labels mean other things.
 // Checked before the data is prepared with the checkpoint's channels, so a checkpoint of RGB
 // folder images on gray IDX data reports the classes, the first thing that differs.
@@ -77,14 +84,9 @@ void check_classes(DataOptions o, const train::Checkpoint& c, const std::string&
   const std::string saved = it == c.texts.end() ? "" : it->second;
   const std::string given = info.image_folder ? joined(info.classes) : "";
   if (saved == given) return;
-  auto shown = [](std::string v) {
-    if (v.empty()) return std::string("the 10 IDX classes");
-    for (char& ch : v)
-      if (ch == '\n') ch = ',';
-    return v;
-  };
-  throw Error("--dataset's classes (" + shown(given) + ") are not the ones " + path + " was trained on (" +
-              shown(saved) + "); use data with the same class folders");
+  const char* idx = "the 10 IDX classes";
+  throw Error("--dataset's classes (" + on_one_line(given, idx) + ") are not the ones " + path + " was trained on (" +
+              on_one_line(saved, idx) + "); use data with the same class folders");
 }
 
 void set_mode(const Flags& f) {
@@ -223,12 +225,9 @@ int train_command(const std::vector<std::string>& args) {
       const auto fallback = old_defaults.find(k);
       const std::string saved =
           it != c.texts.end() ? it->second : fallback != old_defaults.end() ? fallback->second : "(none)";
-      auto shown = [](std::string t) {
-        for (char& ch : t)
-          if (ch == '\n') ch = ',';
-        return t.empty() ? std::string("(none)") : t;
-      };
-      if (saved != v) mismatches += "\n  " + k + ": the checkpoint has " + shown(saved) + ", this run " + shown(v);
+      if (saved != v)
+        mismatches += "\n  " + k + ": the checkpoint has " + on_one_line(saved, "(none)") + ", this run " +
+                      on_one_line(v, "(none)");
     }
     SPORE_CHECK(mismatches.empty(), "spore train --resume: ", latest, " was written by a run with other settings; "
                 "resume with the same flags or start a new --checkpoint-dir:", mismatches);
