@@ -336,6 +336,14 @@ TEST(CallbackState, SecondFitContinuesAStoppedEpoch) {
   EXPECT_ERROR(fresh.model.fit(kEpochs + 1, fresh.data, {&inside}), "[Model::restore] called while fit runs");
 }
 
+// The checkpoint a fresh run writes at step 3, inside its first epoch (7 batches).
+Checkpoint checkpoint_at_step_3(const TempDir& dir) {
+  Harness h;
+  CheckpointCallback ck(dir.path.string(), 3, 0);
+  h.model.fit(1, h.data, {&ck});
+  return load_checkpoint((dir.path / "ckpt-3.spore").string());
+}
+
 // A diverged run (an inf or NaN loss in the epoch so far) is still resumable: the sum is its
 // true state, only the counts are checked.
 TEST(CallbackState, NonFiniteLossSumsResume) {
@@ -383,14 +391,6 @@ TEST(CallbackState, RefusedResumeChangesNoCallback) {
   EXPECT_ERROR(h.model.fit(5, h.data, {&fresh2, &minimizing}),
                "the checkpoint's state maximizes 'accuracy' but this callback minimizes it");
   EXPECT_EQ(fresh2.stopped_epoch(), -1);
-}
-
-// The checkpoint a fresh run writes at step 3, inside its first epoch (7 batches).
-Checkpoint checkpoint_at_step_3(const TempDir& dir) {
-  Harness h;
-  CheckpointCallback ck(dir.path.string(), 3, 0);
-  h.model.fit(1, h.data, {&ck});
-  return load_checkpoint((dir.path / "ckpt-3.spore").string());
 }
 
 // LROnPlateau's saved state says which way it measures: a schedule of the other mode refuses it.
