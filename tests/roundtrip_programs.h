@@ -43,6 +43,11 @@ inline void for_each_roundtrip_program(const CheckProgram& check) {
   for (auto& [name, f] : programs) check(name, f, {a, b});
   check("bitwise", [](auto& x) { return std::vector<Tensor>{bitwise_and(x[0], x[1]), bitwise_or(x[0], x[1]), bitwise_xor(x[0], x[1])}; },
         {ia, ib});
+  // Sizes that values give when the graph runs (value symbols): topk's k and nonzero's count.
+  check("value_sizes", [](auto& x) {
+    auto [v, i] = topk(x[0], x[1], 1);
+    return std::vector<Tensor>{v, i, nonzero(x[0] > 0.0)};
+  }, {a, scalar_tensor(2, DType::Int64)});
   check("control_flow", [](auto& x) {
     Tensor c = cond(sum(x[0]) > 0.0, [](const TensorTree& t) { return TensorTree(t.tensor() * 2.0); },
                     [](const TensorTree& t) { return TensorTree(-t.tensor()); }, x[0]).tensor();
@@ -61,13 +66,13 @@ inline void for_each_roundtrip_program(const CheckProgram& check) {
   }, {a, b});
 }
 
-/// Registered primitives missing from `seen`, as " a b c". nonzero's output size depends on the
-/// data (it runs eagerly only), custom_vjp nodes live only on PyNative tapes, and compiler-made
-/// nodes come from passes (their round trips: tests/passes/fuse_test.cc, conv_epilogue_test.cc).
+/// Registered primitives missing from `seen`, as " a b c". custom_vjp nodes live only on
+/// PyNative tapes, and compiler-made nodes come from passes (their round trips:
+/// tests/passes/fuse_test.cc, conv_epilogue_test.cc).
 inline std::string never_seen(const std::set<std::string>& seen) {
   std::string list;
   for (const Primitive* p : all_primitives())
-    if (!seen.count(p->name) && p->name != "nonzero" && p->name != "custom_vjp" && !p->compiler_made) list += " " + p->name;
+    if (!seen.count(p->name) && p->name != "custom_vjp" && !p->compiler_made) list += " " + p->name;
   return list;
 }
 

@@ -28,6 +28,13 @@ Dim new_symbol(const std::string& name);
 Dim symbol_named(const std::string& name);
 /// True for a symbol itself, false for constants and expressions of symbols.
 bool is_plain_symbol(Dim d);
+/// A fresh symbol for a size that a tensor's values give when the graph runs (nonzero's count,
+/// topk's k from a tensor, an ONNX Reshape's shape input), named "vsize<n>". A trace cannot
+/// check what such a size will be, so shape checks that meet one are left to the kernel call,
+/// which sees the bound size.
+Dim new_value_symbol();
+/// True when `d` is or contains a value symbol (new_value_symbol; also one read back from text).
+bool is_value_size(Dim d);
 Dim dim_add(Dim a, Dim b);
 Dim dim_sub(Dim a, Dim b);
 Dim dim_mul(Dim a, Dim b);

@@ -9,6 +9,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "core/attrs.h"
@@ -191,6 +192,10 @@ struct Residuals {
   static bool has(uint32_t mask, size_t i) { return ((mask >> (i < 31 ? i : 31)) & 1u) != 0; }
 };
 
+/// The sizes a call's input values give to symbols in a primitive's attributes: (symbol, size).
+using ValueSizesFn = void (*)(const void* attrs, std::span<const Tensor> in,
+                              std::vector<std::pair<Dim, int64_t>>& sizes);
+
 using InferFn = std::function<void(const void* attrs, std::span<const TensorType> in, OutTypes& out)>;
 using CostFn = std::function<Cost(const void* attrs, std::span<const TensorType> in,
                                   std::span<const TensorType> out)>;
@@ -236,6 +241,12 @@ class Primitive {
   VmapRule vmap = nullptr;
   const ShardingRule* sharding = nullptr;
   Decomposition decomposition = nullptr;
+  /// Set for a primitive whose attributes may name sizes that only its inputs' values give
+  /// (value symbols, shape.h: nonzero's count, bind_sizes' list). A graph interpreter calls it
+  /// before the node runs, with the inputs' values, and binds those symbols for the rest of the
+  /// call, so this node and every later one run at the sizes the values give. Plans cannot lay
+  /// such values out before the call; graphs with them are interpreted.
+  ValueSizesFn value_sizes = nullptr;
 
   /// Registers a kernel (kept sorted by priority, highest first).
   void add_kernel(KernelDef k);

@@ -2,6 +2,7 @@
 // Symbolic dimensions: a process-wide table of symbols and small expressions. A symbolic Dim is
 // kSymbolBase - index. Expressions are interned, so equal expressions compare equal; arithmetic
 // on two plain numbers always folds (whatever their sign), so it never produces a symbol.
+#include <atomic>
 #include <cctype>
 #include <cerrno>
 #include <cstdlib>
@@ -10,6 +11,7 @@
 #include <mutex>
 #include <sstream>
 #include <string>
+#include <string_view>
 #include <tuple>
 #include <utility>
 #include <vector>
@@ -78,6 +80,28 @@ Dim symbol_named(const std::string& name) {
     if (t.entries[i].op == 's' && t.entries[i].name == name) return kSymbolBase - static_cast<Dim>(i);
   t.entries.push_back({'s', 0, 0, name});
   return kSymbolBase - static_cast<Dim>(t.entries.size() - 1);
+}
+
+namespace {
+constexpr std::string_view kValuePrefix = "vsize";
+std::atomic<int64_t> g_value_symbols{0};
+}  // namespace
+
+Dim new_value_symbol() { return new_symbol(std::string(kValuePrefix) + std::to_string(g_value_symbols.fetch_add(1))); }
+
+bool is_value_size(Dim d) {
+  if (!is_symbolic(d)) return false;
+  SymEntry e;
+  {
+    auto& t = table();
+    std::lock_guard<std::mutex> lock(t.mu);
+    const size_t i = static_cast<size_t>(kSymbolBase - d);
+    if (i >= t.entries.size()) return false;
+    e = t.entries[i];
+  }
+  // By name, so a graph read back from text or a file keeps the meaning.
+  if (e.op == 's') return e.name.starts_with(kValuePrefix);
+  return is_value_size(e.a) || is_value_size(e.b);
 }
 
 bool is_plain_symbol(Dim d) {

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "ops/promote.h"
+#include "prims/bind_sizes.h"
 #include "prims/gather.h"
 #include "prims/one_hot.h"
 #include "prims/sort.h"
@@ -143,6 +144,14 @@ std::pair<Tensor, Tensor> topk(const Tensor& x, int64_t k, int64_t axis, bool la
   return {out[0], out[1]};
 }
 
+std::pair<Tensor, Tensor> topk(const Tensor& x, const Tensor& k, int64_t axis, bool largest) {
+  SPORE_CHECK(k.defined(), "[topk] k is an undefined tensor");
+  SPORE_CHECK(is_integral(k.dtype()) && k.numel() == 1 && k.dim() <= 1, "[topk] k must hold one integer, got ",
+              dtype_name(k.dtype()), shape_str(k.shape()));
+  auto [bound, sizes] = with_sizes(x, reshape(k, {}));
+  return topk(bound, sizes[0], axis, largest);
+}
+
 std::pair<Tensor, Tensor> sort(const Tensor& x, int64_t axis, bool descending) {
   SPORE_CHECK(x.defined(), "[sort] input is an undefined tensor");
   const int ax = normalize_axis(axis, std::max<int64_t>(x.dim(), 1), "sort");
@@ -153,9 +162,32 @@ std::pair<Tensor, Tensor> sort(const Tensor& x, int64_t axis, bool descending) {
 
 Tensor argsort(const Tensor& x, int64_t axis, bool descending) { return sort(x, axis, descending).second; }
 
+SizedTensor with_sizes(const Tensor& x, const Tensor& sizes) {
+  SPORE_CHECK(x.defined() && sizes.defined(), "[with_sizes] an input is an undefined tensor");
+  SPORE_CHECK(is_integral(sizes.dtype()) && sizes.dim() <= 1, "[with_sizes] sizes must be a 0-d or 1-D integer tensor, got ",
+              dtype_name(sizes.dtype()), shape_str(sizes.shape()));
+  SPORE_CHECK(!is_symbolic(sizes.numel()), "[with_sizes] the number of sizes must be known, got shape ",
+              shape_str(sizes.shape()));
+  SizedTensor r{x, {}};
+  if (sizes.device().type != DeviceType::Meta) {
+    for (int64_t v : sizes.to(DType::Int64).to_vector<int64_t>()) {
+      SPORE_CHECK(v >= 0, "[with_sizes] size ", v, " is negative; a size must be >= 0");
+      r.sizes.push_back(v);
+    }
+    return r;
+  }
+  prims::BindSizesAttrs a;
+  for (int64_t i = 0; i < sizes.numel(); ++i) a.sizes.push_back(new_value_symbol());
+  r.sizes.assign(a.sizes.begin(), a.sizes.end());
+  r.x = runtime::call(prims::bind_sizes_primitive(), a, {x, sizes});
+  return r;
+}
+
 Tensor nonzero(const Tensor& x) {
   SPORE_CHECK(x.defined(), "[nonzero] input is an undefined tensor");
-  require_values(x, "nonzero");
+  // Traced: the count is a value symbol, which the graph interpreter binds when the node runs.
+  if (x.device().type == DeviceType::Meta)
+    return runtime::call(prims::nonzero_primitive(), prims::NonzeroAttrs{new_value_symbol()}, {x});
   Buffer b;
   b.data = x.data_ptr();
   b.dtype = x.dtype();

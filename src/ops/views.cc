@@ -44,7 +44,9 @@ Tensor reshape(const Tensor& x, const Shape& shape) {
   Shape s = infer_reshape(x, shape, "reshape");
   Dim n = 1;
   for (Dim d : s) n = dim_mul(n, d);
-  SPORE_CHECK(n == numel_of(x.shape()), "[reshape] cannot reshape ", shape_str(x.shape()), " (",
+  // A size that a tensor's values give (a value symbol) is checked by the kernel call.
+  SPORE_CHECK(n == numel_of(x.shape()) || is_value_size(n) || is_value_size(numel_of(x.shape())),
+              "[reshape] cannot reshape ", shape_str(x.shape()), " (",
               dim_str(numel_of(x.shape())), " elements) to ", shape_str(shape), " (", dim_str(n), " elements)");
   if (!prims::view_strides(x.shape(), x.strides(), s)) return runtime::call(prims::reshape_primitive(), prims::ReshapeAttrs{s}, {copy(x)});
   return runtime::call(prims::reshape_primitive(), prims::ReshapeAttrs{s}, {x});

@@ -346,6 +346,11 @@ std::shared_ptr<Plan> lower_plan(const ir::Graph& g, std::span<const Tensor> inp
       p->infer(st.attrs.get(), in_types, ot);
       out_types.assign(ot.t.begin(), ot.t.begin() + ot.n);
     }
+    // A node that binds sizes from values (bind_sizes, nonzero) feeds later nodes shapes known
+    // only when it has run.
+    SPORE_CHECK(p->value_sizes == nullptr, "[lower_plan] @", g.name(), ": ", p->name,
+                " gives sizes that its input values hold when the graph runs; the plan cannot lay out what "
+                "follows (the interpreter runs this graph)");
     if (p->view != nullptr) {
       if (auto view = view_geometry(*p, st.attrs.get(), l, st.in[0], out_types[0])) {
         values[k] = {l.add_slot(std::move(*view), kNoStep)};

@@ -90,6 +90,20 @@ const Primitive& nonzero_def() {
     };
     Primitive& q = define_primitive(spec);
     q.add_kernel({.device = DeviceType::CPU, .name = "cpu", .run = run_nonzero});
+    q.value_sizes = [](const void* attrs, std::span<const Tensor> in, std::vector<std::pair<Dim, int64_t>>& sizes) {
+      const Dim count = static_cast<const NonzeroAttrs*>(attrs)->count;
+      if (!is_symbolic(count)) return;
+      const Tensor& x = in[0];
+      SPORE_CHECK(x.defined(), "[nonzero] under vmap the count of non-zero elements may differ per lane, and a "
+                  "size is one per graph; call nonzero outside vmap, or loop over the batch");
+      Buffer b;
+      b.data = x.data_ptr();
+      b.dtype = x.dtype();
+      b.ndim = static_cast<int>(x.dim());
+      b.shape = x.shape().data();
+      b.strides = x.strides().data();
+      sizes.emplace_back(count, count_nonzero(b));
+    };
     return q;
   }();
   return p;

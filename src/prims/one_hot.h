@@ -12,7 +12,8 @@ struct OneHotAttrs {
 };
 /// Coordinates of the `count` non-zero elements in row-major order, shape (count, rank).
 /// The count is an attribute because the output's shape depends on values: the eager op counts
-/// first (nonzero is eager only; under jit the count would be a data-dependent symbol).
+/// first; a traced one makes it a value symbol (shape.h), which the graph interpreter binds by
+/// counting when the node runs (Primitive::value_sizes).
 struct NonzeroAttrs {
   int64_t count = 0;
   static constexpr auto fields() { return std::make_tuple(field("count", &NonzeroAttrs::count)); }

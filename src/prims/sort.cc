@@ -80,7 +80,8 @@ void infer_sort(const SortAttrs&, std::span<const TensorType> in, OutTypes& out)
 
 void infer_topk(const TopkAttrs& a, std::span<const TensorType> in, OutTypes& out) {
   Shape s = in[0].shape;
-  SPORE_CHECK(a.k >= 0 && (is_symbolic(s[a.axis]) || a.k <= s[a.axis]), "[topk] k = ", a.k, " is out of range for axis ", a.axis, " of size ",
+  // A k that a tensor holds (a value symbol) is checked when the call sees it bound.
+  SPORE_CHECK(is_value_size(a.k) || (a.k >= 0 && (is_symbolic(s[a.axis]) || a.k <= s[a.axis])), "[topk] k = ", dim_str(a.k), " is out of range for axis ", a.axis, " of size ",
               dim_str(s[a.axis]), "; k must be in [0, ", dim_str(s[a.axis]), "]");
   s[a.axis] = a.k;
   out.add(in[0].dtype, s);

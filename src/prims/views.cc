@@ -63,7 +63,9 @@ const Primitive& reshape_def() {
       "reshape",
       [](const ReshapeAttrs& a, std::span<const TensorType> in, OutTypes& out) {
         Dim n_in = numel_of(in[0].shape), n_out = numel_of(a.shape);
-        SPORE_CHECK(n_in == n_out, "[reshape] cannot reshape ", shape_str(in[0].shape), " (", dim_str(n_in),
+        // A size that a tensor's values give is checked when the call sees it bound.
+        SPORE_CHECK(n_in == n_out || is_value_size(n_in) || is_value_size(n_out), "[reshape] cannot reshape ",
+                    shape_str(in[0].shape), " (", dim_str(n_in),
                     " elements) to ", shape_str(a.shape), " (", dim_str(n_out), " elements)");
         out.add(in[0].dtype, a.shape).weak = in[0].weak;
       },
@@ -138,7 +140,8 @@ const Primitive& broadcast_def() {
                     shape_str(a.shape), ": the target has fewer dimensions");
         size_t off = a.shape.size() - s.size();
         for (size_t i = 0; i < s.size(); ++i)
-          SPORE_CHECK(s[i] == a.shape[i + off] || s[i] == 1, "[broadcast_to] cannot broadcast ", shape_str(s),
+          SPORE_CHECK(s[i] == a.shape[i + off] || s[i] == 1 || is_value_size(a.shape[i + off]) || is_value_size(s[i]),
+                      "[broadcast_to] cannot broadcast ", shape_str(s),
                       " to ", shape_str(a.shape), ": dimension ", i, " is ", dim_str(s[i]),
                       "; it must equal the target or be 1");
         // A broadcast view can name more elements than any kernel could index.

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "transforms/interpreter.h"
 
+#include <algorithm>
 #include <map>
 
 #include "core/attrs.h"
@@ -31,7 +32,8 @@ std::vector<Tensor> interpret(const ir::Graph& g, std::span<const Tensor> inputs
                 ir::type_str(want));
   }
   // A graph with symbolic input dimensions runs at this call's sizes (symbol_binding.h).
-  const SymbolSizes bound = bind_symbols(g, params, "interpret");
+  SymbolSizes bound = bind_symbols(g, params, "interpret");
+  std::vector<std::pair<Dim, int64_t>> value_sizes;
   std::vector<std::vector<Tensor>> values(g.nodes().size());
   auto get = [&](ir::ValueRef v) -> const Tensor& {
     return v.node == ir::ValueRef::kParam ? params[static_cast<size_t>(v.index)]
@@ -54,6 +56,21 @@ std::vector<Tensor> interpret(const ir::Graph& g, std::span<const Tensor> inputs
       values[k] = call_control_flow(*p, *static_cast<const ControlFlowAttrs*>(a.get()), ins);
       if (observe) observe(k, n, ins, values[k]);
       continue;
+    }
+    // A node whose attributes name sizes its input values give (bind_sizes, nonzero's count)
+    // binds them for itself and every later node. Under an outer trace the values are unknown:
+    // the node is traced with its symbols as they are.
+    if (p->value_sizes != nullptr && std::none_of(ins.begin(), ins.end(), [](const Tensor& t) {
+          return t.device().type == DeviceType::Meta;
+        })) {
+      value_sizes.clear();
+      p->value_sizes(n.attrs(), ins, value_sizes);
+      for (const auto& [sym, size] : value_sizes) {
+        auto [it, fresh] = bound.emplace(sym, size);
+        SPORE_CHECK(fresh || it->second == size, "[interpret] @", g.name(), ": ", p->name, " gives size ", dim_str(sym),
+                    " the value ", size, " but an earlier node gave it ", it->second,
+                    "; a graph made from two traces that share a symbol name cannot run");
+      }
     }
     const std::shared_ptr<const void> bound_attrs = bind_attrs(*p, n.attrs(), bound);
     auto out = runtime::dispatch(*p, bound_attrs ? bound_attrs.get() : n.attrs(), ins);

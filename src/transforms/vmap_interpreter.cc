@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "transforms/vmap_interpreter.h"
 
+#include <algorithm>
+
 #include "runtime/dispatch.h"
+#include "transforms/symbol_binding.h"
 #include "spore/error.h"
 #include "spore/ops.h"
 #include "transforms/control_flow.h"
@@ -77,8 +80,10 @@ std::vector<BatchedValue> run_batched(const ir::Graph& g, std::span<const Batche
     return v.node == ir::ValueRef::kParam ? inputs[static_cast<size_t>(v.index)]
                                           : values[static_cast<size_t>(v.node)][static_cast<size_t>(v.index)];
   };
-  std::vector<Tensor> ins, outs;
+  std::vector<Tensor> ins, outs, shared;
   std::vector<int> axes, out_axes;
+  SymbolSizes bound;  // value symbols (shape.h) bound by the nodes run so far
+  std::vector<std::pair<Dim, int64_t>> value_sizes;
   for (size_t k = 0; k < g.nodes().size(); ++k) {
     const ir::Node& n = *g.nodes()[k];
     if (n.op() == kConstantOp) {
@@ -100,6 +105,20 @@ std::vector<BatchedValue> run_batched(const ir::Graph& g, std::span<const Batche
     std::shared_ptr<const void> cf_attrs;
     if (cf) cf_attrs = attrs_with_subgraphs(*p, n.attrs(), n.subgraphs());
     const void* attrs = cf ? cf_attrs.get() : n.attrs();
+    // Sizes that values give (bind_sizes, nonzero) are one per graph, so they are read from
+    // unbatched inputs only: a batched one is passed undefined, which the primitive refuses
+    // (its lanes could disagree). Under an outer trace the values are unknown: traced as is.
+    std::shared_ptr<const void> sized_attrs;
+    if (!cf && std::none_of(ins.begin(), ins.end(), [](const Tensor& t) { return t.device().type == DeviceType::Meta; })) {
+      if (p->value_sizes != nullptr) {
+        shared.clear();
+        for (size_t i = 0; i < ins.size(); ++i) shared.push_back(axes[i] == vmap_rules::kNotBatched ? ins[i] : Tensor());
+        value_sizes.clear();
+        p->value_sizes(attrs, shared, value_sizes);
+        for (const auto& [sym, size] : value_sizes) bound[sym] = size;
+      }
+      if ((sized_attrs = bind_attrs(*p, attrs, bound))) attrs = sized_attrs.get();
+    }
     auto& out = values[k];
     out.clear();
     if (!any) {

@@ -82,8 +82,10 @@ std::vector<std::string> missing(const Recorded& r) {
     // Control-flow primitives appear only in traced graphs (in PyNative, cond and while_loop
     // are plain C++), so eager table cases cannot record them; their rules are checked against
     // PyNative gradients and analytic values in tests/transforms/control_flow_grad_test.cc.
+    // bind_sizes too: eagerly the sizes are values and no node is made; its pass-through rules
+    // are checked by jit gradients in tests/transforms/value_sizes_test.cc.
     const Primitive* p = find_primitive(name);
-    const bool traced_only = p != nullptr && p->eager != nullptr;
+    const bool traced_only = p != nullptr && (p->eager != nullptr || p->value_sizes != nullptr);
     if (row.cases == 0 && !traced_only) what += " case";
     if (!what.empty()) out.push_back(name + ":" + what);
   }

@@ -80,6 +80,9 @@ std::vector<Row> extra_rows() {
   add("bernoulli_scalar", seeded(4, [](V x) { return x[0] * bernoulli({3, 4}, 0.3, {DType::Float64}); }), {a});
   add("randint", seeded(5, [](V x) { return x[0] + randint(0, 9, {3, 4}); }), {I({3, 4}, 926)});
   add("permutation", seeded(6, [](V x) { return x[0] + permutation(5); }), {I({5}, 927).to(DType::Int64)});
+  // Sizes the values give when the graph runs (value symbols): interpreted, documented below.
+  add("nonzero", [](V x) { return nonzero(x[0] > 0.0); }, {a});
+  add("bind_sizes", [](V x) { return topk(x[0], x[1], 1).first; }, {a, scalar_tensor(3, DType::Int64)});
   return r;
 }
 
@@ -93,8 +96,11 @@ std::vector<Row> all_rows() {
 // Rows run by the interpreter on purpose, by primitive (the name before '/'), with the reason;
 // every other jit call must run a lowered plan.
 const std::map<std::string, std::string>& documented_interpreted() {
-  // Empty: random primitives too run as plans (the generator state is a graph input).
-  static const std::map<std::string, std::string> m = {};
+  // Random primitives too run as plans (the generator state is a graph input).
+  static const std::map<std::string, std::string> m = {
+      {"nonzero", "its count is a value symbol, bound when the node runs: no plan can lay out what follows"},
+      {"bind_sizes", "its sizes are value symbols, bound when the node runs: no plan can lay out what follows"},
+  };
   return m;
 }
 
@@ -252,9 +258,8 @@ TEST(JitTable, EveryPrimitiveHasARow) {
   }
   // Made only by passes or traced from C++ control flow and transforms, never by one op call:
   // compiler-made nodes (the O2 tests run them), control flow (tests/transforms/control_flow_test.cc),
-  // custom_vjp (tests/autodiff/custom_vjp_test.cc). nonzero runs eagerly only: its output shape
-  // depends on the values, and tracing it is an error by design.
-  const std::set<std::string> no_row = {"custom_vjp", "nonzero"};
+  // custom_vjp (tests/autodiff/custom_vjp_test.cc).
+  const std::set<std::string> no_row = {"custom_vjp"};
   std::string missing;
   for (const Primitive* p : all_primitives())
     if (!seen.count(p->name) && p->eager == nullptr && !p->compiler_made && !no_row.count(p->name))

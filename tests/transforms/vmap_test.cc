@@ -625,10 +625,9 @@ TEST(Vmap, RegistryReport) {
   const std::string report = transforms::vmap_rules::registry_report();
   std::printf("%s\n", report.c_str());
   // Only primitives whose rule is the loop by design: per-lane draws against shared numbers
-  // (bernoulli), and primitives that never reach a traced graph (nonzero: eager only, its size
-  // depends on values; custom_vjp: a tape-only node; compiler-made nodes: made by passes in
-  // compiled graphs, which never meet a transform).
-  const std::set<std::string> by_design = {"nonzero", "bernoulli", "custom_vjp"};
+  // (bernoulli), and primitives that never reach a traced graph (custom_vjp: a tape-only node;
+  // compiler-made nodes: made by passes in compiled graphs, which never meet a transform).
+  const std::set<std::string> by_design = {"bernoulli", "custom_vjp"};
   for (const auto& name : transforms::vmap_rules::primitives_using_loop())
     EXPECT_TRUE(by_design.count(name) || find_primitive(name)->compiler_made) << "primitive '" << name << "' has no vmap rule and runs by the loop fallback; "
                                        << "add a rule in src/transforms/vmap_rules/";

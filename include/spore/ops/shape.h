@@ -75,6 +75,9 @@ Tensor one_hot(const Tensor& index, int64_t num_classes = -1);
 /// (values, indices) of the k largest (or smallest) along `axis`, sorted. NaN counts as the
 /// largest value; equal values go to the lower index.
 std::pair<Tensor, Tensor> topk(const Tensor& x, int64_t k, int64_t axis = -1, bool largest = true);
+/// topk with k from a tensor (one integer): under a trace k is a value symbol, bound when the
+/// graph runs (with_sizes), so the output's size along `axis` is known only then.
+std::pair<Tensor, Tensor> topk(const Tensor& x, const Tensor& k, int64_t axis = -1, bool largest = true);
 /// (values, indices), stable; NaN sorts last ascending and first descending, like PyTorch.
 std::pair<Tensor, Tensor> sort(const Tensor& x, int64_t axis = -1, bool descending = false);
 /// The indices of sort(x, axis, descending).
@@ -84,8 +87,23 @@ Tensor tril(const Tensor& x, int64_t diagonal = 0);
 /// Upper triangle of the last two axes: keeps (i, j) with j - i >= diagonal, zeroes the rest.
 Tensor triu(const Tensor& x, int64_t diagonal = 0);
 /// Indices of non-zero elements (NaN counts), shape (count, rank), int64, row-major order.
-/// Eager only: the count depends on values, so it cannot be traced by jit or vmap.
+/// Traced (jit), the count is a value symbol (shape.h) that the graph interpreter binds when the
+/// node runs; such graphs are interpreted, not lowered to a plan. vmap refuses it (the count
+/// differs per batch element).
 Tensor nonzero(const Tensor& x);
+
+/// x with sizes read from the values of `sizes` (an integer tensor, 0-d or 1-D, each >= 0), for
+/// an op whose output shape a tensor's values give (a reshape to a shape held in a tensor). When
+/// `sizes` has values (eagerly, or a constant in a trace) they are returned with x itself. Under
+/// a trace, where they are known only when the graph runs, x comes back through a bind_sizes
+/// node, with one value symbol (shape.h) per element: use the symbols as sizes of ops on the
+/// returned tensor or on tensors computed from it, which orders the binding before them. Kernels
+/// check such sizes when they run, since a trace cannot.
+struct SizedTensor {
+  Tensor x;
+  Shape sizes;
+};
+SizedTensor with_sizes(const Tensor& x, const Tensor& sizes);
 
 /// The same values, as a constant for every transform: no gradient or tangent flows through.
 Tensor stop_gradient(const Tensor& x);

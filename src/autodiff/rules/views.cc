@@ -146,6 +146,9 @@ void diagonal_vjp(const VjpArgs& a, std::span<Tensor> in) {
 }  // namespace
 
 void install_view_rules() {
+  // bind_sizes is x itself (the sizes input is an integer): tangent and cotangent pass through.
+  def_rules("bind_sizes", {}, [](const JvpArgs& a, std::span<Tensor> out) { out[0] = a.tangents[0]; },
+            [](const VjpArgs& a, std::span<Tensor> in) { in[0] = a.cotangents[0]; });
   def_rules("reshape", {}, reshape_jvp, reshape_vjp);
   def_rules("permute", {}, permute_jvp, permute_vjp);
   def_rules("slice", {}, slice_jvp, slice_vjp);

@@ -2,8 +2,8 @@
 // ONNX indexing operators beyond Gather: OneHot, GatherND, ScatterND, Compress, NonZero, and the
 // window generators (Blackman, Hann, Hamming). GatherND / ScatterND linearize the index tuples
 // against the (static) data shape and use take_along_axis / scatter on the flattened data.
-// Compress and NonZero have value-dependent output shapes: their condition / input must be known
-// at import time.
+// Compress and NonZero have value-dependent output shapes: a run-time condition / input gives a
+// count that the graph interpreter binds when nonzero runs (a value symbol, shape.h).
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -138,7 +138,6 @@ Ts scatter_nd_op(const OpContext& c) {
 
 Ts compress_op(const OpContext& c) {
   const Tensor& x = c.in(0);
-  const auto cond = c.ints_of(1);
   Tensor src = x;
   int64_t axis = 0;
   if (c.attr("axis")) {
@@ -147,6 +146,15 @@ Ts compress_op(const OpContext& c) {
     src = o::reshape(x, Shape{-1});
   }
   const int64_t n = src.size(axis);
+  if (!c.is_constant(1)) {
+    // A run-time condition: the kept count is a value symbol that nonzero binds when it runs.
+    const Tensor& cond = c.in(1);
+    if (cond.dim() != 1) c.fail("condition must be 1-D, got " + shape_str(cond.shape()));
+    if (!is_symbolic(n) && !is_symbolic(cond.size(0)) && cond.size(0) > n)
+      c.fail("condition has " + dim_str(cond.size(0)) + " entries for an axis of " + std::to_string(n));
+    return {o::index_select(src, axis, o::reshape(o::nonzero(cond), Shape{-1}))};
+  }
+  const auto cond = c.ints_of(1);
   if (static_cast<int64_t>(cond.size()) > n)
     c.fail("condition has " + std::to_string(cond.size()) + " entries for an axis of " + std::to_string(n));
   std::vector<int64_t> keep;
@@ -156,9 +164,9 @@ Ts compress_op(const OpContext& c) {
   return {o::index_select(src, axis, ix)};
 }
 
+// A run-time input gives a count known only when the graph runs (a value symbol, shape.h).
 Ts non_zero_op(const OpContext& c) {
-  if (!c.is_constant(0))
-    c.fail("input 0 must be known at import time: NonZero's output shape depends on its values");
+  if (!c.is_constant(0)) return {o::transpose(o::nonzero(c.in(0)), 0, 1)};
   return {at_import([&] { return o::transpose(o::nonzero(c.in(0)), 0, 1); })};
 }
 

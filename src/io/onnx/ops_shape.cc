@@ -205,10 +205,17 @@ Ts scatter_elements_op(const OpContext& c) {
 
 Ts topk_op(const OpContext& c) {
   const Tensor& x = c.in(0);
-  const int64_t k = c.opset() >= 10 ? c.int_scalar(1) : c.i("k", 0);
   const int64_t axis = axis_of(c, c.i("axis", -1), x.dim());
   if (c.opset() >= 11 && !c.i("sorted", 1)) c.fail("sorted=0 is not supported");
-  auto [v, i] = o::topk(x, k, axis, c.i("largest", 1) != 0);
+  const bool largest = c.i("largest", 1) != 0;
+  if (c.opset() >= 10 && !c.is_constant(1)) {
+    // k known when the graph runs: the output's size along the axis is a value symbol.
+    if (c.in(1).numel() != 1) c.fail("k must hold one value, got shape " + shape_str(c.in(1).shape()));
+    auto [v, i] = o::topk(x, c.in(1), axis, largest);
+    return {v, i};
+  }
+  const int64_t k = c.opset() >= 10 ? c.int_scalar(1) : c.i("k", 0);
+  auto [v, i] = o::topk(x, k, axis, largest);
   return {v, i};
 }
 

@@ -129,6 +129,22 @@ void embedding(const Primitive& p, const void* attrs, std::span<const Tensor> in
   all_batched(out, out_axes);
 }
 
+// A batched nonzero: its count could differ per lane, and a size is one per graph.
+void nonzero(const Primitive&, const void*, std::span<const Tensor>, std::span<const int>, std::vector<Tensor>&,
+             std::vector<int>&) {
+  throw Error("[vmap] nonzero: the count of non-zero elements may differ per lane, and a size is one per graph; "
+              "call nonzero outside vmap, or loop over the batch");
+}
+
+// The sizes are shared by every lane (a shape is one per graph); x keeps its batch axis.
+void bind_sizes(const Primitive& p, const void* attrs, std::span<const Tensor> in, std::span<const int> in_axes,
+                std::vector<Tensor>& out, std::vector<int>& out_axes) {
+  SPORE_CHECK(in_axes[1] < 0, "[vmap] bind_sizes: the sizes differ per lane (they are batched); a shape read from "
+              "values must be the same for every lane, so move the op out of vmap or loop over the batch");
+  out = call(p, attrs, in);
+  out_axes.assign(1, in_axes[0]);
+}
+
 }  // namespace
 
 void install_shape_vmap_rules() {
@@ -146,8 +162,8 @@ void install_shape_vmap_rules() {
   def_vmap("tri", &leading_dims);
   def_vmap("one_hot", &leading_dims);
   def_vmap("embedding", &embedding);
-  // nonzero's output size depends on values: it is eager only and never reaches a vmap graph.
-  def_vmap("nonzero", &vmap_by_loop);
+  def_vmap("bind_sizes", &bind_sizes);
+  def_vmap("nonzero", &nonzero);
 }
 
 }  // namespace spore::transforms::vmap_rules
