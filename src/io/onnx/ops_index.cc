@@ -10,6 +10,7 @@
 #include <numbers>
 
 #include "io/onnx/op_context.h"
+#include "io/onnx/run_time_sizes.h"
 #include "spore/ops.h"
 
 namespace spore::io::onnx_detail {
@@ -19,8 +20,28 @@ namespace {
 using Ts = std::vector<Tensor>;
 namespace o = spore::ops;
 
+// OneHot with a depth known when the graph runs: the class axis is a value symbol.
+Ts run_time_one_hot(const OpContext& c, const Tensor& values, int64_t axis) {
+  const Tensor& idx = c.in(0);
+  if (c.in(1).numel() != 1) c.fail("depth must hold one value, got shape " + shape_str(c.in(1).shape()));
+  const Tensor& d = c.in(1);
+  const Tensor depth = o::reshape(o::cast(is_floating(d.dtype()) ? o::trunc(d) : d, DType::Int64), Shape{});
+  auto [classes, n] = iota(depth);
+  Shape at(static_cast<size_t>(idx.dim() + 1), 1);
+  at[static_cast<size_t>(axis)] = n;
+  Tensor i = o::cast(is_floating(idx.dtype()) ? o::trunc(idx) : idx, DType::Int64);
+  i = o::where(o::less(i, o::zeros_like(i)), o::add(i, depth), i);
+  const Tensor hit = o::equal(o::unsqueeze(i, axis), o::reshape(classes, at));
+  const Tensor flat = o::reshape(values, Shape{2});
+  return {o::where(hit, o::select(flat, 0, 1), o::select(flat, 0, 0))};
+}
+
 Ts one_hot_op(const OpContext& c) {
   const Tensor& idx = c.in(0);
+  if (!c.is_constant(1)) {
+    if (numel_of(c.in(2).shape()) != 2) c.fail("values must hold [off, on], got shape " + shape_str(c.in(2).shape()));
+    return run_time_one_hot(c, c.in(2), axis_of(c, c.i("axis", -1), idx.dim() + 1));
+  }
   const auto depth_v = c.doubles_of(1);
   if (depth_v.size() != 1) c.fail("depth must hold one value");
   const int64_t depth = static_cast<int64_t>(depth_v[0]);
@@ -172,6 +193,21 @@ Ts non_zero_op(const OpContext& c) {
 
 template <int Kind>  // 0 Blackman, 1 Hann, 2 Hamming
 Ts window_op(const OpContext& c) {
+  const int64_t dt = c.i("output_datatype", 1);
+  DType out = DType::Float32;
+  if (dt == 11) out = DType::Float64;
+  else if (dt == 10) out = DType::Float16;
+  else if (dt != 1) c.fail("output_datatype " + std::to_string(dt) + " is not float, double or float16");
+  if (!c.is_constant(0)) {
+    // A size known when the graph runs: the same formulas on tensors, in float64.
+    Tensor d;
+    const Tensor k = run_time_window_positions(c, d);
+    const Tensor t = o::div(k, d) * (2 * std::numbers::pi);
+    const Tensor w = Kind == 0   ? o::cos(t) * -0.5 + o::cos(t * 2.0) * 0.08 + 0.42
+                     : Kind == 1 ? o::cos(t) * -0.5 + 0.5
+                                 : o::cos(t) * (-21.0 / 46.0) + 25.0 / 46.0;
+    return {o::cast(w, out)};
+  }
   const auto sz = c.ints_of(0);
   if (sz.size() != 1 || sz[0] < 0) c.fail("size must be one non-negative value");
   const int64_t n = sz[0];
@@ -185,11 +221,6 @@ Ts window_op(const OpContext& c) {
                                 : Kind == 1 ? 0.5 - 0.5 * std::cos(t)
                                             : 25.0 / 46.0 - (21.0 / 46.0) * std::cos(t);
   }
-  const int64_t dt = c.i("output_datatype", 1);
-  DType out = DType::Float32;
-  if (dt == 11) out = DType::Float64;
-  else if (dt == 10) out = DType::Float16;
-  else if (dt != 1) c.fail("output_datatype " + std::to_string(dt) + " is not float, double or float16");
   return {at_import([&] { return o::cast(o::from_vector(w, Shape{n}, DType::Float64), out); })};
 }
 

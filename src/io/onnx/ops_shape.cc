@@ -8,6 +8,7 @@
 #include "core/attrs.h"
 #include "io/onnx/op_context.h"
 #include "io/onnx/proto_tensor.h"
+#include "io/onnx/run_time_sizes.h"
 #include "spore/ops.h"
 
 namespace spore::io::onnx_detail {
@@ -21,6 +22,7 @@ Ts identity_op(const OpContext& c) { return {c.in(0)}; }
 
 Ts reshape_op(const OpContext& c) {
   const Tensor& x = c.in(0);
+  if (c.opset() >= 5 && !c.is_constant(1)) return run_time_reshape(c);
   std::vector<int64_t> s = c.opset() < 5 ? c.ints("shape").value_or(std::vector<int64_t>{}) : c.ints_of(1);
   const bool allow_zero = c.i("allowzero", 0) != 0;
   Shape out;
@@ -221,12 +223,16 @@ Ts topk_op(const OpContext& c) {
 
 Ts expand_op(const OpContext& c) {
   const Tensor& x = c.in(0);
+  if (!c.is_constant(1)) return run_time_expand(c);
   Shape target;
   for (int64_t d : c.ints_of(1)) target.push_back(d);
   return {o::broadcast_to(x, broadcast_shapes(x.shape(), target, "Expand"))};
 }
 
-Ts tile_op(const OpContext& c) { return {o::tile(c.in(0), c.ints_of(1))}; }
+Ts tile_op(const OpContext& c) {
+  if (!c.is_constant(1)) return run_time_tile(c);
+  return {o::tile(c.in(0), c.ints_of(1))};
+}
 
 Ts shape_op(const OpContext& c) {
   const Tensor& x = c.in(0);
@@ -255,6 +261,12 @@ Scalar scalar_of(const Tensor& t) {
 }
 
 Ts constant_of_shape_op(const OpContext& c) {
+  if (!c.is_constant(0)) {
+    auto v = c.tensor("value");
+    if (v && v->numel() != 1) c.fail("value must hold one element");
+    const Tensor value = v ? *v : at_import([] { return o::scalar_tensor(0.0, DType::Float32); });
+    return run_time_constant_of_shape(c, value);
+  }
   Shape s;
   for (int64_t d : c.ints_of(0)) {
     if (d < 0) c.fail("negative dimension " + std::to_string(d));
@@ -279,6 +291,7 @@ Ts constant_op(const OpContext& c) {
 }
 
 Ts range_op(const OpContext& c) {
+  if (!c.is_constant(0) || !c.is_constant(1) || !c.is_constant(2)) return run_time_range(c);
   const Tensor& s = c.in(0);
   const DType dt = s.dtype();
   if (dt == DType::Float32 || dt == DType::Float64) {
