@@ -227,14 +227,26 @@ Ts window_op(const OpContext& c) {
 Ts reverse_sequence_op(const OpContext& c) {
   const Tensor& x = c.in(0);
   c.check_static(x);
-  const auto lens = c.ints_of(1);
   const int64_t ta = axis_of(c, c.i("time_axis", 0), x.dim()), ba = axis_of(c, c.i("batch_axis", 1), x.dim());
   if (ta == ba || std::min(ta, ba) != 0 || std::max(ta, ba) != 1) c.fail("time_axis and batch_axis must be 0 and 1");
   const int64_t t = x.size(ta), b = x.size(ba);
-  if (static_cast<int64_t>(lens.size()) != b) c.fail("sequence_lens has " + std::to_string(lens.size()) + " entries for batch " + std::to_string(b));
-  // idx[time][batch] (laid out as x's first two axes): the source time of each element.
   Shape is(static_cast<size_t>(x.dim()), 1);
   is[0] = x.size(0), is[1] = x.size(1);
+  if (!c.is_constant(1)) {
+    // Lengths known when the graph runs: the source time of (i, j) is len_j - 1 - i for i < len_j,
+    // else i. A length outside [0, t] gives an index take_along_axis refuses when it runs.
+    const Tensor& lens_t = c.in(1);
+    if (lens_t.dim() != 1 || lens_t.size(0) != b) c.fail("sequence_lens must have shape (" + std::to_string(b) + ",), got " + shape_str(lens_t.shape()));
+    Shape time_shape{t, 1}, len_shape{1, b};
+    if (ta == 1) std::swap(time_shape[0], time_shape[1]), std::swap(len_shape[0], len_shape[1]);
+    const Tensor i = at_import([&] { return o::reshape(o::arange(0, t, 1, {DType::Int64}), time_shape); });
+    const Tensor len = o::reshape(o::cast(lens_t, DType::Int64), len_shape);
+    const Tensor src = o::where(o::less(i, len), o::sub(o::sub(len, o::ones_like(len)), i), o::add(i, o::zeros_like(len)));
+    return {o::take_along_axis(x, o::reshape(src, is), ta)};
+  }
+  const auto lens = c.ints_of(1);
+  if (static_cast<int64_t>(lens.size()) != b) c.fail("sequence_lens has " + std::to_string(lens.size()) + " entries for batch " + std::to_string(b));
+  // idx[time][batch] (laid out as x's first two axes): the source time of each element.
   std::vector<int64_t> idx(static_cast<size_t>(t * b));
   for (int64_t i = 0; i < t; ++i)
     for (int64_t j = 0; j < b; ++j) {

@@ -337,8 +337,23 @@ Ts pad_op(const OpContext& c) {
 }
 
 Ts trilu_op(const OpContext& c) {
+  const bool upper = c.i("upper", 1) != 0;
+  if (c.has(1) && !c.is_constant(1)) {
+    // A diagonal known when the graph runs: keep (i, j) with j - i >= k (upper) or <= k.
+    const Tensor& x = c.in(0);
+    if (x.dim() < 2) c.fail("needs rank >= 2, got " + shape_str(x.shape()));
+    const Dim n = x.size(-2), m = x.size(-1);
+    if (is_symbolic(n) || is_symbolic(m)) c.fail("needs static sizes of the last two axes with a run-time k, got " + shape_str(x.shape()));
+    if (c.in(1).numel() != 1) c.fail("k must hold one value, got shape " + shape_str(c.in(1).shape()));
+    const Tensor diff = at_import([&] {
+      return o::sub(o::reshape(o::arange(0, m, 1, {DType::Int64}), Shape{1, m}), o::reshape(o::arange(0, n, 1, {DType::Int64}), Shape{n, 1}));
+    });
+    const Tensor k = o::reshape(o::cast(c.in(1), DType::Int64), Shape{});
+    const Tensor keep = upper ? o::greater_equal(diff, k) : o::less_equal(diff, k);
+    return {o::where(keep, x, o::zeros_like(x))};
+  }
   const int64_t k = c.has(1) ? c.int_scalar(1) : 0;
-  return {c.i("upper", 1) ? o::triu(c.in(0), k) : o::tril(c.in(0), k)};
+  return {upper ? o::triu(c.in(0), k) : o::tril(c.in(0), k)};
 }
 
 Ts depth_to_space_op(const OpContext& c) {
