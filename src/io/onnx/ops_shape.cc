@@ -119,6 +119,7 @@ Ts concat_op(const OpContext& c) {
 Ts split_op(const OpContext& c) {
   const Tensor& x = c.in(0);
   const int64_t axis = axis_of(c, c.i("axis", 0), x.dim());
+  if (c.opset() >= 13 && c.has(1) && !c.is_constant(1)) return run_time_split(c, axis);
   std::vector<int64_t> sizes = c.opset() >= 13 ? (c.has(1) ? c.ints_of(1) : std::vector<int64_t>{})
                                                : c.ints("split").value_or(std::vector<int64_t>{});
   const int64_t n = c.node().output_size();
@@ -138,6 +139,8 @@ Ts slice_op(const OpContext& c) {
     ends = c.ints("ends").value_or(ends);
     axes = c.ints("axes").value_or(axes);
   } else {
+    for (size_t i = 1; i <= 4; ++i)
+      if (c.has(i) && !c.is_constant(i)) return run_time_slice(c);
     starts = c.ints_of(1);
     ends = c.ints_of(2);
     if (c.has(3)) axes = c.ints_of(3);
@@ -312,6 +315,12 @@ Ts pad_op(const OpContext& c) {
     pads = c.ints("pads").value_or(pads);
     value = c.f("value", 0.0);
   } else {
+    if (!c.is_constant(1)) {
+      const std::string mode = c.s("mode", "constant");
+      if (mode != "constant" && mode != "edge" && mode != "reflect") c.fail("mode '" + mode + "' is not supported");
+      const Tensor v = c.has(2) ? o::reshape(c.in(2), Shape{}) : at_import([] { return o::scalar_tensor(0.0, DType::Float64); });
+      return run_time_pad(c, mode, v);
+    }
     pads = c.ints_of(1);
     if (c.has(2) && c.is_constant(2)) value = c.double_scalar(2);
   }

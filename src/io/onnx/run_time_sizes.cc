@@ -35,6 +35,34 @@ Tensor pad_front(const Tensor& s, int64_t n, int64_t fill) {
   return o::concat({ints(std::vector<int64_t>(static_cast<size_t>(n - m), fill)), s}, 0);
 }
 
+// Element k of a 1-D int64 tensor, 0-d.
+Tensor at(const Tensor& v, int64_t k) { return o::select(v, 0, k); }
+
+// Size `a` of x as a 0-d int64 (a dim_value node when symbolic).
+Tensor size_of(const Tensor& x, int64_t a) { return at(shape_tensor(x), a); }
+
+// x[..., start + k * step, ...] for k < len along `axis`: one index_select.
+Tensor take_run(const Tensor& x, int64_t axis, const Tensor& start, const Tensor& step, const Tensor& len) {
+  auto [k, n] = iota(len);
+  (void)n;
+  return o::index_select(x, axis, o::add(start, o::mul(k, step)));
+}
+
+// ONNX Slice along one axis of y: start, end and step are 0-d int64 (run-time values).
+Tensor slice_axis(const Tensor& y, int64_t a, Tensor st, Tensor en, const Tensor& sp) {
+  const Tensor n = size_of(y, a), zero = i64(0);
+  st = o::where(o::less(st, zero), o::add(st, n), st);
+  en = o::where(o::less(en, zero), o::add(en, n), en);
+  const Tensor up = o::greater(sp, zero), last = o::sub(n, i64(1));
+  st = o::where(up, o::minimum(o::maximum(st, zero), n), o::minimum(o::maximum(st, zero), last));
+  en = o::where(up, o::minimum(o::maximum(en, zero), n), o::minimum(o::maximum(en, i64(-1)), last));
+  const Tensor span = o::div(o::cast(o::sub(en, st), DType::Float64), o::cast(sp, DType::Float64));
+  Tensor len = o::maximum(o::cast(o::ceil(span), DType::Int64), zero);
+  // Step 0 is invalid: a length of -1, which bind_sizes refuses when the graph runs.
+  len = o::where(o::equal(sp, zero), i64(-1), len);
+  return take_run(y, a, st, sp, len);
+}
+
 }  // namespace
 
 Tensor shape_tensor(const Tensor& x) {
@@ -130,6 +158,80 @@ std::vector<Tensor> run_time_tile(const OpContext& c) {
     merged.push_back(dim_mul(rk, d));
   }
   return {o::reshape(o::broadcast_to(o::reshape(xb, lifted), spread), merged)};
+}
+
+std::vector<Tensor> run_time_slice(const OpContext& c) {
+  const Tensor& x = c.in(0);
+  const Tensor starts = int_list(c, 1), ends = int_list(c, 2);
+  const int64_t m = starts.size(0), r = x.dim();
+  if (ends.size(0) != m) c.fail("starts and ends differ in length");
+  const Tensor steps = c.has(4) ? int_list(c, 4) : ints(std::vector<int64_t>(static_cast<size_t>(m), 1));
+  if (steps.size(0) != m) c.fail("starts and steps differ in length");
+  Tensor y = x;
+  if (!c.has(3) || c.is_constant(3)) {
+    std::vector<int64_t> axes;
+    if (c.has(3)) axes = c.ints_of(3);
+    else
+      for (int64_t k = 0; k < m; ++k) axes.push_back(k);
+    if (static_cast<int64_t>(axes.size()) != m) c.fail("starts and axes differ in length");
+    for (int64_t k = 0; k < m; ++k) y = slice_axis(y, axis_of(c, axes[static_cast<size_t>(k)], r), at(starts, k), at(ends, k), at(steps, k));
+    return {y};
+  }
+  // Run-time axes: every axis may be sliced, by the entry that names it (else all of it).
+  Tensor axes = int_list(c, 3);
+  if (axes.size(0) != m) c.fail("starts and axes differ in length");
+  axes = o::where(o::less(axes, i64(0)), o::add(axes, i64(r)), axes);
+  for (int64_t a = 0; a < r; ++a) {
+    const Tensor hit = o::equal(axes, i64(a)), named = o::any(hit);
+    auto pick = [&](const Tensor& v) { return o::sum(o::where(hit, v, i64(0))); };
+    y = slice_axis(y, a, pick(starts), o::where(named, pick(ends), size_of(y, a)), o::where(named, pick(steps), i64(1)));
+  }
+  return {y};
+}
+
+std::vector<Tensor> run_time_split(const OpContext& c, int64_t axis) {
+  const Tensor& x = c.in(0);
+  const Tensor sizes = int_list(c, 1);
+  const int64_t n = sizes.size(0);
+  if (n != c.node().output_size()) c.fail("split has " + std::to_string(n) + " sizes for " + std::to_string(c.node().output_size()) + " outputs");
+  // Part k starts where the parts before it end; a total other than the axis's size fails when
+  // index_select meets an index past the end, or leaves the rest out as ONNX's checker forbids.
+  const Tensor ends = o::cumsum(sizes, 0);
+  std::vector<Tensor> parts;
+  for (int64_t k = 0; k < n; ++k) parts.push_back(take_run(x, axis, o::sub(at(ends, k), at(sizes, k)), i64(1), at(sizes, k)));
+  return parts;
+}
+
+std::vector<Tensor> run_time_pad(const OpContext& c, const std::string& mode, const Tensor& value) {
+  const Tensor& x = c.in(0);
+  const Tensor pads = int_list(c, 1);
+  const int64_t r = x.dim();
+  if (pads.size(0) != 2 * r) c.fail("pads has " + dim_str(pads.size(0)) + " entries for rank " + std::to_string(r));
+  // Per axis, output position p reads input p - before: clamped (edge), mirrored (reflect), or
+  // the pad value where it falls outside (constant). Negative pads crop.
+  Tensor y = x;
+  for (int64_t a = 0; a < r; ++a) {
+    const Tensor n = size_of(y, a), before = at(pads, a), after = at(pads, a + r), zero = i64(0);
+    auto [p, len] = iota(o::add(o::add(n, before), after));
+    (void)len;
+    const Tensor src = o::sub(p, before), last = o::sub(n, i64(1));
+    Tensor idx;
+    if (mode == "reflect") {
+      const Tensor m = o::abs(src);  // -k mirrors to k
+      idx = o::where(o::greater(m, last), o::sub(o::add(last, last), m), m);
+    } else {
+      idx = o::minimum(o::maximum(src, zero), last);
+    }
+    Tensor taken = o::index_select(y, a, idx);
+    if (mode == "constant") {
+      Shape along(static_cast<size_t>(r), 1);
+      along[static_cast<size_t>(a)] = taken.size(a);
+      const Tensor inside = o::reshape(o::logical_and(o::greater_equal(src, zero), o::less_equal(src, last)), along);
+      taken = o::where(inside, taken, o::cast(value, x.dtype()));
+    }
+    y = taken;
+  }
+  return {y};
 }
 
 Tensor run_time_window_positions(const OpContext& c, Tensor& d) {

@@ -22,6 +22,10 @@ std::vector<Tensor> run_time_expand(const OpContext& c);
 std::vector<Tensor> run_time_constant_of_shape(const OpContext& c, const Tensor& value);
 std::vector<Tensor> run_time_range(const OpContext& c);
 std::vector<Tensor> run_time_tile(const OpContext& c);
+std::vector<Tensor> run_time_slice(const OpContext& c);
+std::vector<Tensor> run_time_split(const OpContext& c, int64_t axis);
+/// Pad with run-time pads; `mode` is "constant", "edge" or "reflect"; `value` a 0-d tensor.
+std::vector<Tensor> run_time_pad(const OpContext& c, const std::string& mode, const Tensor& value);
 /// Window k = 0..n-1 for a run-time size, as `formula(k, d)` with d = n (periodic) or n - 1.
 Tensor run_time_window_positions(const OpContext& c, Tensor& d);
 
