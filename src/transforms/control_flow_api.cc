@@ -235,14 +235,17 @@ TensorTree empty_ys(const ScanFunction& fn, const TensorTree& init, const Tensor
 std::pair<TensorTree, TensorTree> scan(const ScanFunction& fn, const TensorTree& init, const TensorTree& xs,
                                        bool reverse) {
   auto x_leaves = xs.leaves();
-  int64_t length = -1;
+  // The length may be symbolic (a traced dynamic batch, or a value symbol: shape.h).
+  Dim length = 0;
+  bool found = false;
   for (const Tensor& x : x_leaves) {
     SPORE_CHECK(x.dim() >= 1, "[scan] every leaf of xs needs a leading axis to scan over, got shape ", shape_str(x.shape()));
-    SPORE_CHECK(length < 0 || x.shape()[0] == length, "[scan] the leaves of xs have different lengths: ", length, " and ",
-                x.shape()[0], "; they must share their leading dimension");
+    SPORE_CHECK(!found || x.shape()[0] == length, "[scan] the leaves of xs have different lengths: ", dim_str(length), " and ",
+                dim_str(x.shape()[0]), "; they must share their leading dimension");
     length = x.shape()[0];
+    found = true;
   }
-  SPORE_CHECK(length >= 0, "[scan] xs has no tensors to scan over; use fori_loop for a counted loop");
+  SPORE_CHECK(found, "[scan] xs has no tensors to scan over; use fori_loop for a counted loop");
   auto slice_tree = [&](int64_t i) {
     std::vector<Tensor> s;
     for (const Tensor& x : x_leaves) s.push_back(ops::select(x, 0, i));
@@ -295,7 +298,7 @@ std::pair<TensorTree, TensorTree> scan(const ScanFunction& fn, const TensorTree&
   SPORE_CHECK(t.captures.size() == caps.size(), "[scan] internal: captures changed between traces");
   ControlFlowAttrs a;
   a.num_carry = static_cast<int64_t>(nc + caps.size());
-  a.length = length;
+  a.length = is_symbolic(length) ? -1 : length;  // -1: the scanned operands' leading size, as they run
   a.reverse = reverse;
   a.graphs = t.graphs;
   std::vector<Tensor> in = init.leaves();

@@ -3,6 +3,8 @@
 // outputs come from numpy / PyTorch; and the importer's errors on broken or unsupported files.
 #include <gtest/gtest.h>
 
+#include "error_matchers.h"
+
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -141,9 +143,37 @@ TEST_F(OnnxImport, UndefinedInputNamesTheNode) {
   EXPECT_NE(e.find("node 'add_missing' (Add): input 'nowhere' is not produced"), std::string::npos) << e;
 }
 
-TEST_F(OnnxImport, ValueDependentShapeIsAClearError) {
-  const std::string e = import_error("value_dependent.onnx");
-  EXPECT_NE(e.find("node 'dyn_reshape' (Reshape): input 1 ('shape') must be known at import time"), std::string::npos) << e;
+// Sizes that run-time inputs give become value symbols: one imported graph runs at every batch,
+// shape and k; a shape that does not fit fails when the reshape runs, naming it.
+TEST_F(OnnxImport, RunTimeSizes) {
+  run_and_check("value_dependent", 0);
+  io::LoadedModel m = io::import_onnx(path("value_dependent.onnx"));
+  const Tensor x = ops::arange(0, 12, 1, {DType::Float32}).reshape({4, 3}) - 5.0;
+  const Tensor x46 = ops::concat({x, x * -1.0}, 1);  // batch 4, with zeros for NonZero to skip
+  const Tensor shape = ops::from_vector(std::vector<int64_t>{0, 2, 3}, {3}, DType::Int64);
+  const Tensor k = ops::from_vector(std::vector<int64_t>{2}, {1}, DType::Int64);
+  auto run = [&m](std::vector<Tensor> args) {
+    args.insert(args.end(), m.state.begin(), m.state.end());
+    return transforms::interpret(*m.graph, args);
+  };
+  auto outs = run({x46, shape, k});
+  ASSERT_EQ(outs.size(), 4u);
+  EXPECT_EQ(outs[0].shape(), (Shape{4, 2, 3}));
+  EXPECT_EQ(outs[0].to_vector<float>(), x46.to_vector<float>());
+  auto [v, i] = ops::topk(x46, 2, 1);
+  EXPECT_EQ(outs[1].to_vector<float>(), v.to_vector<float>());
+  EXPECT_EQ(outs[2].to_vector<int64_t>(), i.to_vector<int64_t>());
+  EXPECT_EQ(outs[3].to_vector<int64_t>(), ops::transpose(ops::nonzero(x46), 0, 1).to_vector<int64_t>());
+  const Tensor bad = ops::from_vector(std::vector<int64_t>{0, 4, 2}, {3}, DType::Int64);
+  EXPECT_ERROR(run({x46, bad, k}),
+               "[reshape] cannot reshape (4, 6) (24 elements) to (4, 4, 2) (32 elements)");
+  const Tensor big_k = ops::from_vector(std::vector<int64_t>{7}, {1}, DType::Int64);
+  EXPECT_ERROR(run({x46, shape, big_k}), "[topk] k = 7 is out of range for axis 1 of size 6");
+}
+
+TEST_F(OnnxImport, RankSettingRunTimeInputIsAClearError) {
+  const std::string e = import_error("run_time_axes.onnx");
+  EXPECT_NE(e.find("node 'dyn_unsqueeze' (Unsqueeze): input 1 ('axes') must be known at import time"), std::string::npos) << e;
 }
 
 TEST_F(OnnxImport, TensorProtoReader) {

@@ -84,8 +84,8 @@ std::vector<int64_t> OpContext::ints_of(size_t i) const {
   const Tensor& t = in(i);
   if (!is_constant(i))
     fail("input " + std::to_string(i) + " ('" + node_.input(static_cast<int>(i)) +
-         "') must be known at import time (an initializer, a Constant, or computed from them and static shapes); "
-         "shapes that depend on run-time values are not supported");
+         "') must be known at import time (an initializer, a Constant, or computed from them and static shapes): "
+         "this operator reads it where a run-time value cannot go (an axis, a rank, a mode)");
   SPORE_CHECK(t.dtype() != DType::Float32 && t.dtype() != DType::Float64, "[onnx] node '", node_.name(), "' (",
               node_.op_type(), "): input ", i, " must be integer, got ", dtype_name(t.dtype()));
   return eager_values<int64_t>(t, DType::Int64);

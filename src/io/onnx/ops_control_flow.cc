@@ -8,6 +8,7 @@
 #include <algorithm>
 
 #include "io/onnx/op_context.h"
+#include "io/onnx/run_time_sizes.h"
 #include "spore/control_flow.h"
 #include "spore/ops.h"
 
@@ -161,6 +162,34 @@ Ts loop_op(const OpContext& c) {
     c.fail("trip count " + std::to_string(m) + " is too large to unroll and the body cannot be traced as a scan");
   }
 
+  // A counted loop with a run-time trip count: a scan over 0..M-1, whose length is a value
+  // symbol bound when the graph runs (run_time_sizes.h), stacks the scan outputs.
+  // The body passes cond through, so the loop runs M times when cond holds, else none.
+  if (n_scan && c.has(0) && cond_passthrough(body)) {
+    if (c.in(0).numel() != 1) c.fail("M must hold one element, got shape " + shape_str(c.in(0).shape()));
+    const Tensor m = o::reshape(o::cast(c.in(0), DType::Int64), Shape{});
+    const Tensor zero = at_import([] { return o::scalar_tensor(int64_t{0}, DType::Int64); });
+    Tensor n = o::maximum(m, zero);
+    if (c.has(1)) n = o::where(scalar_bool(c, c.in(1), "cond"), n, zero);
+    auto [iters, len] = iota(n);
+    (void)len;
+    auto fn = [&](const TensorTree& carry, const TensorTree& x) {
+      Ts outs = step(x.tensor(), yes, carry.leaves());
+      Ts nc(outs.begin() + 1, outs.begin() + 1 + static_cast<std::ptrdiff_t>(n_carry));
+      Ts ys(outs.begin() + 1 + static_cast<std::ptrdiff_t>(n_carry), outs.end());
+      return std::pair<TensorTree, TensorTree>(TensorTree(nc), TensorTree(ys));
+    };
+    try {
+      auto [final_carry, ys] = scan(fn, TensorTree(init), TensorTree(iters));
+      Ts out = final_carry.leaves();
+      for (const Tensor& y : ys.leaves()) out.push_back(y);
+      return out;
+    } catch (const Error& e) {
+      // A body that is not one scan step for every iteration number (its carry changes shape
+      // with the iteration) can only be unrolled, which needs M at import time.
+      c.fail(std::string("M and cond must be known at import time: the body cannot be traced as a scan step (") + e.what() + ")");
+    }
+  }
   // Trip count or condition known only at run time: a while loop over (i, cond, carries...).
   if (n_scan)
     c.fail("M and cond must be known at import time when the body has scan outputs (their length depends on them)");

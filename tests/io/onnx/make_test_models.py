@@ -140,6 +140,22 @@ g = helper.make_graph([helper.make_node("Add", ["x", "nowhere"], ["y"], name="ad
                       [vi("x", F, [2])], [vi("y", F, [2])])
 save("undefined", g)
 
-g = helper.make_graph([helper.make_node("Reshape", ["x", "shape"], ["y"], name="dyn_reshape")], "value_dependent",
-                      [vi("x", F, [2, 3]), vi("shape", TensorProto.INT64, [2])], [vi("y", F, [3, 2])])
-save("value_dependent", g)
+# value_dependent: sizes that run-time inputs give (a symbolic batch too): Reshape's shape (0
+# copies the batch), TopK's k, NonZero's count. The test runs it at several values; expected
+# outputs come from numpy / PyTorch for the first.
+x = rng.standard_normal((2, 6)).astype(np.float32)
+shape = np.array([0, 3, 2], np.int64)
+k = np.array([4], np.int64)
+tk = torch.topk(torch.from_numpy(x), 4, dim=1)
+g = helper.make_graph([helper.make_node("Reshape", ["x", "shape"], ["y"], name="dyn_reshape"),
+                       helper.make_node("TopK", ["x", "k"], ["v", "i"], name="dyn_topk", axis=1),
+                       helper.make_node("NonZero", ["x"], ["nz"], name="dyn_nonzero")], "value_dependent",
+                      [vi("x", F, ["batch", 6]), vi("shape", TensorProto.INT64, [3]), vi("k", TensorProto.INT64, [1])],
+                      [vi("y", F, ["batch", "a", "b"]), vi("v", F, ["batch", "k"]), vi("i", TensorProto.INT64, ["batch", "k"]),
+                       vi("nz", TensorProto.INT64, [2, "n"])])
+save("value_dependent", g, [x, shape, k], [x.reshape(2, 3, 2), tk.values.numpy(), tk.indices.numpy(), np.array(np.nonzero(x))])
+
+# run_time_axes: Unsqueeze's axes set the output's rank, which a graph fixes: refused at import.
+g = helper.make_graph([helper.make_node("Unsqueeze", ["x", "axes"], ["y"], name="dyn_unsqueeze")], "run_time_axes",
+                      [vi("x", F, [2, 3]), vi("axes", TensorProto.INT64, [1])], [vi("y", F, None)])
+save("run_time_axes", g)
