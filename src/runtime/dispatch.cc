@@ -138,6 +138,13 @@ Outputs dispatch(const Primitive& p, const void* attrs, std::span<const Tensor> 
                   "] inputs are on different devices: input ", lead, " on ", device.str(), ", input ", i, " on ",
                   inputs[i].device().str(), "; move them to one device");
   }
+  // A symbolic size that no one bound (a graph run without its symbols' values) must not reach
+  // a view's strides or a kernel's loops: Tensor::empty refuses it for allocations, this for views.
+  if (device.type != DeviceType::Meta && p.view) {
+    for (Dim d : types.t[0].shape)
+      SPORE_CHECK(!is_symbolic(d), "[", p.name, "] would make a value of shape ", shape_str(types.t[0].shape),
+                  " when it runs: the symbolic size ", dim_str(d), " has no value here (a graph run without binding it)");
+  }
   if (p.view) {
     out.t[0] = p.view(attrs, inputs[0], types.t[0]);
   } else {

@@ -1,15 +1,17 @@
 // SPDX-License-Identifier: Apache-2.0
 // ONNX Resize (opsets 11-17): nearest, linear and cubic, every coordinate transformation mode.
-// The output size must be known at import time (sizes, or scales and a static input shape), so
-// the source position of every output index is computed here, as ONNX's reference does it per
+// With the output size known at import time (sizes, or scales and a static input shape), the
+// source position of every output index is computed here, as ONNX's reference does it per
 // axis: nearest becomes an index_select with a constant index, linear and cubic a weighted sum of
-// 2 or 4 index_selects with constant weights. Axes are resized one after another (the modes are
-// separable).
+// 2 or 4 index_selects with constant weights. Sizes known only when the graph runs take the same
+// formulas as tensor ops over the output positions (resize_axis_run_time). Axes are resized one
+// after another (the modes are separable).
 #include <algorithm>
 #include <cmath>
 #include <numeric>
 
 #include "io/onnx/op_context.h"
+#include "io/onnx/run_time_sizes.h"
 #include "spore/ops.h"
 
 namespace spore::io::onnx_detail {
@@ -128,6 +130,92 @@ Tensor resize_axis(const OpContext& c, const Mode& m, const Tensor& x, int64_t a
   return y;
 }
 
+Tensor f64(double v) {
+  return at_import([v] { return o::scalar_tensor(v, DType::Float64); });
+}
+
+// Resizes `axis` of x to a size known when the graph runs (`out`, 0-d int64) by `scale` (0-d
+// float64; ONNX's reference measures the output as scale * in, not the rounded size), with the
+// crop box `roi` (float64 [start, end]) for tf_crop_and_resize: the same source coordinates and
+// taps as resize_axis, as tensor ops over the output positions. The taps are floor(xo) - 1 ...
+// floor(xo) + 2 (cubic) or floor(xo), floor(xo) + 1: the nearest ones, which resize_axis picks,
+// with the same weights (at an integer xo both give it weight 1).
+Tensor resize_axis_run_time(const OpContext& c, const Mode& m, const Tensor& x, int64_t axis, const Tensor& out,
+                            const Tensor& scale, const Tensor& roi_start, const Tensor& roi_end) {
+  const int64_t in = x.size(axis);
+  if (in <= 0) c.fail("cannot resize an empty axis " + std::to_string(axis));
+  auto [pos, len] = iota(out);
+  (void)len;
+  const Tensor k = o::cast(pos, DType::Float64), out_w = scale * static_cast<double>(in);
+  const double last = static_cast<double>(in - 1);
+  const std::string& t = m.transform;
+  const Tensor half = o::div(k + 0.5, scale) - 0.5;
+  Tensor xo;
+  if (t == "half_pixel") xo = half;
+  else if (t == "pytorch_half_pixel") xo = o::where(o::equal(out_w, f64(1)), f64(-0.5), half);
+  else if (t == "align_corners") xo = o::where(o::equal(out_w, f64(1)), f64(0), o::div(k * static_cast<double>(in - 1), out_w - 1.0));
+  else if (t == "asymmetric") xo = o::div(k, scale);
+  else if (t == "tf_half_pixel_for_nn") xo = o::div(k + 0.5, scale);
+  else if (t == "tf_crop_and_resize") {
+    const Tensor box = (roi_end - roi_start) * last;
+    xo = roi_start * last + o::where(o::equal(out_w, f64(1)), box * 0.5, o::div(k * box, out_w - 1.0));
+  } else {
+    (void)source_coord(c, m, 0, 1, in, 0, 1);  // names the unknown mode
+  }
+  // tf_crop_and_resize: positions outside the input take the extrapolation value.
+  auto extrapolated = [&](const Tensor& y) {
+    if (t != "tf_crop_and_resize") return y;
+    Shape along(static_cast<size_t>(x.dim()), 1);
+    along[static_cast<size_t>(axis)] = pos.size(0);
+    const Tensor outside = o::reshape(o::logical_or(o::less(xo, f64(0)), o::greater(xo, f64(last))), along);
+    return o::where(outside, o::cast(f64(m.extrapolation), x.dtype()), y);
+  };
+  const Tensor fl = o::floor(xo), ratio = xo - fl;
+  auto index = [&](const Tensor& tap) { return o::cast(o::minimum(o::maximum(tap, f64(0)), f64(last)), DType::Int64); };
+  Shape along(static_cast<size_t>(x.dim()), 1);
+  along[static_cast<size_t>(axis)] = pos.size(0);
+  auto weight = [&](const Tensor& w) { return o::cast(o::reshape(w, along), x.dtype()); };
+  if (m.mode == "nearest") {
+    const std::string& n = m.nearest;
+    Tensor src = fl;
+    if (n == "round_prefer_floor") src = o::where(o::greater(ratio, f64(0.5)), fl + 1.0, fl);
+    else if (n == "round_prefer_ceil") src = o::where(o::greater_equal(ratio, f64(0.5)), fl + 1.0, fl);
+    else if (n == "ceil") src = o::ceil(xo);
+    else if (n != "floor") (void)coeffs_of(c, m, 0.5, false);  // names the unknown mode
+    return extrapolated(o::index_select(x, axis, index(src)));
+  }
+  std::vector<Tensor> taps, ws;
+  if (m.mode == "linear") {
+    taps = {fl, fl + 1.0};
+    ws = {o::sub(f64(1), ratio), ratio};
+  } else if (m.mode == "cubic") {
+    const double a = m.a;
+    const Tensor r = ratio, q = o::sub(f64(1), ratio);
+    auto outer = [a](const Tensor& d) { return ((d * a - 5 * a) * d + 8 * a) * d - 4 * a; };  // |d| in [1, 2]
+    auto inner = [a](const Tensor& d) { return (d * (a + 2) - (a + 3)) * d * d + 1.0; };      // |d| in [0, 1]
+    taps = {fl - 1.0, fl, fl + 1.0, fl + 2.0};
+    ws = {outer(r + 1.0), inner(r), inner(q), outer(q + 1.0)};
+  } else {
+    (void)coeffs_of(c, m, 0.5, false);  // names the unknown mode
+  }
+  if (m.exclude_outside) {
+    // Taps outside the input weigh nothing; the rest are scaled to sum to 1.
+    Tensor sum;
+    for (size_t j = 0; j < taps.size(); ++j) {
+      const Tensor inside = o::logical_and(o::greater_equal(taps[j], f64(0)), o::less_equal(taps[j], f64(last)));
+      ws[j] = o::where(inside, ws[j], f64(0));
+      sum = sum.defined() ? o::add(sum, ws[j]) : ws[j];
+    }
+    for (Tensor& w : ws) w = o::div(w, sum);
+  }
+  Tensor y;
+  for (size_t j = 0; j < taps.size(); ++j) {
+    const Tensor term = o::mul(o::index_select(x, axis, index(taps[j])), weight(ws[j]));
+    y = y.defined() ? o::add(y, term) : term;
+  }
+  return extrapolated(y);
+}
+
 Ts resize_op(const OpContext& c) {
   const Tensor& x = c.in(0);
   for (Dim d : x.shape())
@@ -144,6 +232,32 @@ Ts resize_op(const OpContext& c) {
   const size_t r = static_cast<size_t>(x.dim());
   std::vector<int64_t> sizes(r);
   std::vector<double> scales(r);
+  const bool crop = m.transform == "tf_crop_and_resize";
+  if ((c.has(3) && !c.is_constant(3)) || (!c.has(3) && c.has(2) && !c.is_constant(2)) || (crop && !c.is_constant(1))) {
+    // Sizes, scales or the crop box known when the graph runs: each axis's length is a value
+    // symbol (run_time_sizes.h), the coordinates tensor ops.
+    const bool by_sizes = c.has(3);
+    const Tensor& given = c.in(by_sizes ? 3 : 2);
+    if (given.dim() != 1 || given.size(0) != static_cast<Dim>(r) || is_integral(given.dtype()) != by_sizes)
+      c.fail(std::string(by_sizes ? "sizes must be an integer" : "scales must be a float") + " tensor of shape (" +
+             std::to_string(r) + ",), got " + std::string(dtype_name(given.dtype())) + shape_str(given.shape()));
+    Tensor roi;
+    if (crop) {
+      roi = o::cast(c.in(1), DType::Float64);
+      if (roi.dim() != 1 || roi.size(0) != static_cast<Dim>(2 * r)) c.fail("roi must have shape (" + std::to_string(2 * r) + ",), got " + shape_str(roi.shape()));
+    }
+    Tensor y = x;
+    for (size_t k = 0; k < r; ++k) {
+      const auto a = static_cast<int64_t>(k);
+      const Tensor g = o::select(given, 0, a);
+      const double in = static_cast<double>(x.size(a));
+      // ONNX: sizes give scale = size / in; scales give size = floor(in * scale).
+      const Tensor out = by_sizes ? o::cast(g, DType::Int64) : o::cast(o::floor(o::cast(g, DType::Float64) * in), DType::Int64);
+      const Tensor scale = by_sizes ? o::cast(g, DType::Float64) / in : o::cast(g, DType::Float64);
+      y = resize_axis_run_time(c, m, y, a, out, scale, crop ? o::select(roi, 0, a) : f64(0), crop ? o::select(roi, 0, a + static_cast<int64_t>(r)) : f64(1));
+    }
+    return {y};
+  }
   if (c.has(3)) {
     sizes = c.ints_of(3);
     if (sizes.size() != r) c.fail("sizes has " + std::to_string(sizes.size()) + " entries for rank " + std::to_string(r));

@@ -57,16 +57,16 @@ with open(doc, "w") as f:
     f.write(f"**Overall: {passed} of {total} node cases pass ({100.0 * passed / total:.1f}%).** "
             f"{n_sup} of {len(by_op)} operators are supported (every case passes); `make test` requires all of their cases.\n\n")
     f.write("Run-time values that give sizes (a Reshape's or Expand's shape, Slice's starts, ends, steps and axes,\n"
-            "Pad's pads, Split's sizes, Range's limits, TopK's k, OneHot's depth, NonZero's and Compress's counts, a\n"
-            "counted Loop's trip count) import as they are: their sizes become value symbols that the graph\n"
+            "Pad's pads, Split's sizes, Resize's sizes, scales and crop box, Range's limits, TopK's k, OneHot's depth,\n"
+            "NonZero's and Compress's counts, a counted Loop's trip count) import as they are: their sizes become value symbols that the graph\n"
             "interpreter binds when the graph runs (docs/graph-mode.md, \"Sizes from values\"). "
             f"**{passed - fixed} of {total} cases pass with every input as the file gives it "
             f"({100.0 * (passed - fixed) / total:.1f}%).**\n\n"
             f"{fixed} more pass when the runner fixes their integer, bool and 0-d inputs at import\n"
             "(`OnnxImportOptions::fixed_inputs`): inputs that set the output's rank or which axis an op works on\n"
-            "(Unsqueeze's, Squeeze's and ReduceSum's axes, CumSum's axis), Resize's run-time sizes and scales, and a\n"
-            "few flags (Dropout's training_mode, ScatterND with reduction mul, LSTM's sequence_lens), and a Loop\n"
-            "whose body changes shape with the iteration (unrolled, so its trip count must be known). They are\n"
+            "(Unsqueeze's, Squeeze's and ReduceSum's axes, CumSum's axis), a few flags (Dropout's training_mode,\n"
+            "ScatterND with reduction mul, LSTM's sequence_lens), and a Loop whose body changes shape with the\n"
+            "iteration (it is unrolled, so its trip count must be known). They are\n"
             "marked `fixed` in tests/io/onnx/supported_cases.txt; every other required case must pass unfixed.\n\n")
     f.write("Statuses: `unsupported` (an operator or opset without a mapping), `import-error` (a mapping refused\n"
             "the node: dtype without a Spore equivalent, a mode not implemented), `run-error`, `fail` (wrong values).\n\n")
