@@ -12,6 +12,8 @@
 
 #include "autodiff/grad_cases.h"
 #include "core/primitive.h"
+#include "prims/shape_of.h"
+#include "runtime/dispatch.h"
 #include "spore/spore.h"
 
 namespace spore::testing {
@@ -46,7 +48,7 @@ inline void for_each_roundtrip_program(const CheckProgram& check) {
   // Sizes that values give when the graph runs (value symbols): topk's k and nonzero's count.
   check("value_sizes", [](auto& x) {
     auto [v, i] = topk(x[0], x[1], 1);
-    return std::vector<Tensor>{v, i, nonzero(x[0] > 0.0)};
+    return std::vector<Tensor>{v, i, nonzero(x[0] > 0.0), runtime::call(prims::shape_of_primitive(), NoAttrs{}, {v})};
   }, {a, scalar_tensor(2, DType::Int64)});
   check("control_flow", [](auto& x) {
     Tensor c = cond(sum(x[0]) > 0.0, [](const TensorTree& t) { return TensorTree(t.tensor() * 2.0); },

@@ -351,6 +351,13 @@ std::shared_ptr<Plan> lower_plan(const ir::Graph& g, std::span<const Tensor> inp
     SPORE_CHECK(p->value_sizes == nullptr, "[lower_plan] @", g.name(), ": ", p->name,
                 " gives sizes that its input values hold when the graph runs; the plan cannot lay out what "
                 "follows (the interpreter runs this graph)");
+    // Checked before views too: their strides are laid out here.
+    // TODO(executor): data-dependent sizes (a while loop's stacked trips) need buffers from the
+    // caching allocator sized when the node has run; such graphs are interpreted for now.
+    for (const TensorType& t : out_types)
+      for (Dim d : t.shape)
+        SPORE_CHECK(!is_symbolic(d) && d >= 0, "[lower_plan] @", g.name(), ": ", p->name, " makes a value of run-time shape ",
+                    shape_str(t.shape), "; the plan cannot lay it out (the interpreter runs this graph)");
     if (p->view != nullptr) {
       if (auto view = view_geometry(*p, st.attrs.get(), l, st.in[0], out_types[0])) {
         values[k] = {l.add_slot(std::move(*view), kNoStep)};
@@ -359,12 +366,6 @@ std::shared_ptr<Plan> lower_plan(const ir::Graph& g, std::span<const Tensor> inp
     } else if (p->eager == nullptr) {
       st.kernel = &choose_kernel(*p, st.attrs.get(), in_types);  // prepared once layouts are known
     }
-    // TODO(executor): data-dependent sizes (a while loop's stacked trips) need buffers from the
-    // caching allocator sized when the node has run; such graphs are interpreted for now.
-    for (const TensorType& t : out_types)
-      for (Dim d : t.shape)
-        SPORE_CHECK(!is_symbolic(d) && d >= 0, "[lower_plan] @", g.name(), ": ", p->name, " makes a value of run-time shape ",
-                    shape_str(t.shape), "; the plan cannot lay it out (the interpreter runs this graph)");
     const auto step = static_cast<int64_t>(plan->steps.size());
     for (int32_t s : st.in) {
       auto& last = l.last_read[static_cast<size_t>(l.root(s))];

@@ -11,6 +11,7 @@
 #include "transforms/control_flow_checkpoint.h"
 #include "transforms/control_flow_helpers.h"
 #include "transforms/interpreter.h"
+#include "transforms/symbol_binding.h"
 #include "transforms/ir_bridge.h"
 #include "transforms/subgraph_plans.h"
 
@@ -112,8 +113,23 @@ void eager_scan(const void* attrs, std::span<const Tensor> in, std::vector<Tenso
   const auto types = cf_helpers::output_types(*a.graphs[0]);
   for (size_t y = 0; y < types.size() - nc; ++y) {
     if (length == 0) {
+      // No trip ran: the stacked result's other sizes come from the body's type, with the
+      // enclosing graph's symbols bound (a batch); a size only the body's values give is unknown.
       Shape s{0};
-      for (Dim d : types[nc + y].shape) s.push_back(d);
+      const SymbolSizes* enclosing = enclosing_sizes();
+      for (Dim d : types[nc + y].shape) {
+        if (is_symbolic(d) && enclosing != nullptr)
+          d = dim_substitute(d, [enclosing](Dim sym, int64_t& size) {
+            auto it = enclosing->find(sym);
+            if (it == enclosing->end()) return false;
+            size = it->second;
+            return true;
+          });
+        SPORE_CHECK(!is_symbolic(d), "[scan] runs no iteration, so the size ", dim_str(d), " of its stacked output ", y,
+                    " (", shape_str(types[nc + y].shape), ") is unknown: the body's values would give it; run it at "
+                    "least once or give that size another way");
+        s.push_back(d);
+      }
       out.push_back(ops::zeros(s, {types[nc + y].dtype}));
       continue;
     }

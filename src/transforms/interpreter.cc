@@ -13,6 +13,26 @@
 
 namespace spore::transforms {
 
+namespace {
+// The sizes bound by the graph whose control-flow node is running on this thread: a body it
+// interprets sees them (a value symbol bound outside and used inside; a body's parameters give
+// only the symbols of their own shapes).
+thread_local const SymbolSizes* t_outer_sizes = nullptr;
+
+// After a control-flow node: the symbols of its result types that nothing bound here (a size a
+// value gave inside the body) take the sizes its results have.
+void bind_from_results(const ir::Node& n, const std::vector<Tensor>& out, SymbolSizes& bound) {
+  for (size_t j = 0; j < out.size() && j < n.outputs().size(); ++j) {
+    const auto* t = std::get_if<ir::TensorType>(&n.outputs()[j]);
+    if (t == nullptr || !out[j].defined() || out[j].device().type == DeviceType::Meta) continue;
+    for (size_t d = 0; d < t->shape.size() && d < static_cast<size_t>(out[j].dim()); ++d)
+      if (t->shape[d].kind() == ir::Dim::Kind::Symbol) bound.emplace(symbol_named(t->shape[d].name()), out[j].size(static_cast<int64_t>(d)));
+  }
+}
+}  // namespace
+
+const SymbolSizes* enclosing_sizes() { return t_outer_sizes; }
+
 std::vector<Tensor> interpret(const ir::Graph& g, std::span<const Tensor> inputs) {
   return interpret(g, inputs, NodeObserver{});
 }
@@ -33,6 +53,7 @@ std::vector<Tensor> interpret(const ir::Graph& g, std::span<const Tensor> inputs
   }
   // A graph with symbolic input dimensions runs at this call's sizes (symbol_binding.h).
   SymbolSizes bound = bind_symbols(g, params, "interpret");
+  if (t_outer_sizes != nullptr) bound.insert(t_outer_sizes->begin(), t_outer_sizes->end());  // (its own win)
   std::vector<std::pair<Dim, int64_t>> value_sizes;
   std::vector<std::vector<Tensor>> values(g.nodes().size());
   auto get = [&](ir::ValueRef v) -> const Tensor& {
@@ -53,7 +74,16 @@ std::vector<Tensor> interpret(const ir::Graph& g, std::span<const Tensor> inputs
     for (ir::ValueRef v : n.inputs()) ins.push_back(get(v));
     if (is_control_flow(*p)) {
       auto a = attrs_with_subgraphs(*p, n.attrs(), n.subgraphs());
-      values[k] = call_control_flow(*p, *static_cast<const ControlFlowAttrs*>(a.get()), ins);
+      const SymbolSizes* outer = t_outer_sizes;
+      t_outer_sizes = &bound;
+      try {
+        values[k] = call_control_flow(*p, *static_cast<const ControlFlowAttrs*>(a.get()), ins);
+      } catch (...) {
+        t_outer_sizes = outer;
+        throw;
+      }
+      t_outer_sizes = outer;
+      bind_from_results(n, values[k], bound);
       if (observe) observe(k, n, ins, values[k]);
       continue;
     }

@@ -20,6 +20,10 @@ using SymbolSizes = std::map<Dim, int64_t>;
 /// `who`) when one symbol gets two sizes.
 SymbolSizes bind_symbols(const ir::Graph& g, std::span<const Tensor> inputs, const char* who);
 
+/// The sizes bound by the graph whose control-flow node is running on this thread (the
+/// interpreter's; null outside one): what a body sees beside its own parameters' symbols.
+const SymbolSizes* enclosing_sizes();
+
 /// `attrs` of `p` with the bound sizes substituted; null when there is nothing to substitute
 /// (no symbols bound, no attributes, or no dimension of them names a bound symbol).
 std::shared_ptr<const void> bind_attrs(const Primitive& p, const void* attrs, const SymbolSizes& sizes);

@@ -26,7 +26,7 @@ const std::set<std::string>& no_float_semantics() {
       "logical_and", "logical_or", "logical_xor", "logical_not",                       // logical
       "bitwise_and", "bitwise_or", "bitwise_xor",                                      // bitwise
       "isnan", "isinf", "isfinite",                                                    // predicates
-      "argmax", "argmin", "reduce_all", "reduce_any", "one_hot", "nonzero",            // index/bool results
+      "argmax", "argmin", "reduce_all", "reduce_any", "one_hot", "nonzero", "shape_of",  // index/bool results
       "fill", "arange", "linspace", "dim_value",                                       // factories
       "uniform", "normal", "truncated_normal", "bernoulli_scalar", "randint", "permutation",  // random, no input
   };

@@ -11,6 +11,8 @@
 #include <sstream>
 
 #include "io/onnx/importer.h"
+#include "spore/io/graph_cell.h"
+#include "spore/mode.h"
 #include "io/onnx/tensor_proto.h"
 #include "ir/printer.h"
 #include "spore/ops.h"
@@ -169,6 +171,36 @@ TEST_F(OnnxImport, RunTimeSizes) {
                "[reshape] cannot reshape (4, 6) (24 elements) to (4, 4, 2) (32 elements)");
   const Tensor big_k = ops::from_vector(std::vector<int64_t>{7}, {1}, DType::Int64);
   EXPECT_ERROR(run({x46, shape, big_k}), "[topk] k = 7 is out of range for axis 1 of size 6");
+}
+
+// Shapes meeting run-time values, in PyNative (the interpreter) and in Graph mode (passes,
+// then a plan or the interpreter): a batch's Shape computed with as numbers (a Min, Slice's end,
+// Range's limit, a Concat with a run-time size), and Shapes of values whose sizes the data give,
+// which must keep the node that binds them (TopK, NonZero).
+TEST_F(OnnxImport, ShapesOfTracedValuesMeetRunTimeValues) {
+  for (const char* name : {"shape_values_min", "shape_values_slice_end", "shape_values_range", "shape_values_concat",
+                           "shape_values_of_value_sizes"}) {
+    run_and_check(name, 1e-6);
+    io::LoadedModel m = io::import_onnx(path(std::string(name) + ".onnx"));
+    std::vector<Tensor> args;
+    for (size_t k = 0; k < m.num_data; ++k) args.push_back(io::read_tensor_proto(path(std::string(name) + ".in" + std::to_string(k) + ".pb")));
+    io::GraphCell cell(m);
+    set_context(Mode::Graph);
+    std::vector<Tensor> outs;
+    try {
+      outs = cell(args);
+    } catch (...) {
+      set_context(Mode::PyNative);
+      throw;
+    }
+    set_context(Mode::PyNative);
+    ASSERT_EQ(outs.size(), m.output_names.size()) << name;
+    for (size_t k = 0; k < outs.size(); ++k) {
+      const Tensor want = io::read_tensor_proto(path(std::string(name) + ".out" + std::to_string(k) + ".pb"));
+      ASSERT_EQ(outs[k].shape(), want.shape()) << name << " output " << k << " (graph mode)";
+      EXPECT_EQ(outs[k].to(DType::Float64).to_vector<double>(), want.to(DType::Float64).to_vector<double>()) << name << " output " << k;
+    }
+  }
 }
 
 TEST_F(OnnxImport, RankSettingRunTimeInputIsAClearError) {

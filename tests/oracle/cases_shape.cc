@@ -7,6 +7,8 @@
 #include <random>
 
 #include "oracle.h"
+#include "prims/shape_of.h"
+#include "runtime/dispatch.h"
 
 namespace spore::oracle {
 namespace {
@@ -272,6 +274,9 @@ void indexing(Writer& w, uint64_t& seed) {
   w.add("one_hot", {oh0}, {one_hot(oh0, 3)}, {{"num_classes", int64_t{3}}});
   Tensor nz = rand_tensor({4, 6}, DType::Float32, seed++, Fill::Edge);
   w.add("nonzero", {nz}, {nonzero(nz)});
+  // shape_of (an ONNX Shape of a run-time-sized value): the sizes, for any dtype and rank.
+  for (const Tensor& in : {nz, zeros({0, 3}), ones({}, {DType::Int64}), non_contiguous(rand_tensor({2, 3, 4}, DType::Float32, seed++, Fill::Edge))})
+    w.add("shape_of", {in}, {spore::runtime::call(spore::prims::shape_of_primitive(), spore::NoAttrs{}, {in})});
 }
 
 }  // namespace

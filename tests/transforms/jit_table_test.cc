@@ -15,6 +15,8 @@
 
 #include "autodiff/grad_cases.h"
 #include "core/primitive.h"
+#include "prims/shape_of.h"
+#include "runtime/dispatch.h"
 #include "trace_program.h"
 #include "transforms/jit_compare.h"
 
@@ -82,6 +84,7 @@ std::vector<Row> extra_rows() {
   add("permutation", seeded(6, [](V x) { return x[0] + permutation(5); }), {I({5}, 927).to(DType::Int64)});
   // Sizes the values give when the graph runs (value symbols): interpreted, documented below.
   add("nonzero", [](V x) { return nonzero(x[0] > 0.0); }, {a});
+  add("shape_of", [](V x) { return runtime::call(prims::shape_of_primitive(), NoAttrs{}, {x[0] * 2.0}); }, {a});
   add("bind_sizes", [](V x) { return topk(x[0], x[1], 1).first; }, {a, scalar_tensor(3, DType::Int64)});
   return r;
 }

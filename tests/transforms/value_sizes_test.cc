@@ -144,6 +144,35 @@ TEST(ValueSizes, IrTextRoundTrip) {
   }
 }
 
+// Sizes cross control flow: bound outside and used inside a branch (through a size expression
+// that the branch's inputs do not bind by themselves), bound inside a scan body and used after it.
+TEST(ValueSizes, CrossControlFlow) {
+  const Tensor x = tensor({{0.5, -1.0, 3.0, 2.0}, {1.0, 4.0, -2.0, 0.0}});
+  auto inside = [](const Tensor& a, const Tensor& k) {
+    const Tensor flat = topk(a, k, 1).first.reshape({-1});  // (2 * k,)
+    return cond(sum(a) > 0.0, [](const TensorTree& t) { return TensorTree(t.tensor().reshape({1, -1}) * 2.0); },
+                [](const TensorTree& t) { return TensorTree(t.tensor().reshape({1, -1})); }, flat).tensor();
+  };
+  auto outside = [](const Tensor& a, const Tensor& k) {
+    auto [carry, ys] = scan([&k](const TensorTree& c, const TensorTree& row) {
+                              const Tensor v = topk(row.tensor(), k, 0).first;
+                              return std::make_pair(TensorTree(c.tensor() + sum(v)), TensorTree(v));
+                            }, TensorTree(zeros({}, {a.dtype()})), TensorTree(a));
+    return concat({ys.tensor().reshape({-1}), carry.tensor().reshape({1})}, 0);
+  };
+  auto ji = jit(inside);
+  auto jo = jit(outside);
+  for (int64_t k : {1, 3}) {
+    EXPECT_EQ(ji(x, k_of(k)).to_vector<float>(), inside(x, k_of(k)).to_vector<float>()) << k;
+    EXPECT_EQ(ji(x, k_of(k)).shape(), (Shape{1, 2 * k}));
+    EXPECT_EQ(jo(x, k_of(k)).to_vector<float>(), outside(x, k_of(k)).to_vector<float>()) << k;
+  }
+  EXPECT_EQ(ji.core().traces(), 1);
+  EXPECT_EQ(jo.core().traces(), 1);
+  // No trip: a stacked size only the body's values give is unknown, and said so.
+  EXPECT_ERROR(jo(zeros({0, 4}), k_of(2)), "[scan] runs no iteration, so the size");
+}
+
 // vmap: sizes shared by every lane bind once; sizes or counts that differ per lane are refused.
 TEST(ValueSizes, Vmap) {
   const Tensor xs = tensor({{0.5, -1.0, 3.0, 2.0}, {1.0, 4.0, -2.0, 0.0}, {2.0, 2.5, -1.0, 7.0}});

@@ -12,6 +12,7 @@
 #include "autodiff/frames.h"
 #include "io/onnx/op_context.h"
 #include "io/onnx/proto_tensor.h"
+#include "io/onnx/run_time_sizes.h"
 #include "ir/error.h"
 #include "runtime/allocator.h"
 #include "runtime/dispatch.h"
@@ -119,6 +120,39 @@ TensorType input_type(const onnx::ValueInfoProto& v, size_t index) {
 
 bool is_constant(const Tensor& t) { return t.device().type != DeviceType::Meta; }
 
+// A constant holding symbolic sizes: an ONNX Shape of a traced batch, or dimension arithmetic on one.
+bool holds_symbolic_sizes(const Tensor& t) {
+  if (!t.defined() || !is_constant(t) || t.dtype() != DType::Int64 || t.numel() > 64) return false;
+  for (int64_t v : t.contiguous().to_vector<int64_t>())
+    if (is_symbol_id(v)) return true;
+  return false;
+}
+
+// Whether input `i` of node `n`, a constant holding symbolic sizes, may stay one: where the
+// mapping takes it as dimensions (a Reshape's or Expand's shape), and where a node of constants
+// only moves the sizes (Gather, Concat, Slice... of the Shape itself) or does dimension
+// arithmetic on them (ops_elementwise.cc). Anywhere else its values would be computed with as
+// numbers (a Min, a comparison, a Range's limit, Slice's ends): it is given as the values the
+// sizes take when the graph runs instead (run_time_values), whose sizes are then value symbols.
+bool sizes_may_stay(const onnx::NodeProto& n, size_t i, bool all_constant, const std::vector<Tensor>& ins) {
+  const std::string& op = n.op_type();
+  if ((op == "Reshape" || op == "Expand") && i == 1) return true;
+  if (!all_constant) return false;
+  if (op == "Concat" || op == "Identity") return true;
+  if ((op == "Shape" || op == "Gather" || op == "Slice" || op == "Unsqueeze" || op == "Squeeze" || op == "Reshape" ||
+       op == "Flatten") && i == 0)
+    return true;
+  if (op == "Cast") {
+    for (const auto& a : n.attribute())
+      if (a.name() == "to") return a.i() == onnx::TensorProto::INT64;
+    return false;
+  }
+  if (op == "Add" || op == "Sub" || op == "Mul" || op == "Div")
+    return ins.size() == 2 && ins[0].defined() && ins[1].defined() && ins[0].dtype() == DType::Int64 &&
+           ins[1].dtype() == DType::Int64;
+  return false;
+}
+
 int frame_depth(const autodiff::Frame* f) {
   auto frames = autodiff::active_frames();
   for (size_t i = 0; i < frames.size(); ++i)
@@ -188,6 +222,14 @@ struct NodeRunner {
       const auto* entry = onnx_detail::find_op(n.op_type(), opset);
       SPORE_CHECK(entry && known_domain(n.domain()), "[onnx] a sub-graph uses operator ", n.op_type(),
                   ", which Spore cannot import at opset ", opset, " (node '", n.name(), "')");
+      bool materialized = false;
+      for (size_t i = 0; i < ins.size(); ++i)
+        if (holds_symbolic_sizes(ins[i]) && !sizes_may_stay(n, i, all_constant, ins)) {
+          NameScope at(n.name().empty() ? n.op_type() + "_" + std::to_string(node_index) : n.name());
+          ins[i] = onnx_detail::run_time_values(ins[i]);
+          materialized = true;
+        }
+      if (materialized) all_constant = false;
       OpContext ctx(n, opset, std::move(ins));
       ctx.set_subgraph_runner([this, &values](const onnx::GraphProto& sub, const std::vector<Tensor>& args) {
         std::map<std::string, Tensor> scope = values;

@@ -88,12 +88,16 @@ std::vector<int64_t> OpContext::ints_of(size_t i) const {
          "this operator reads it where a run-time value cannot go (an axis, a rank, a mode)");
   SPORE_CHECK(t.dtype() != DType::Float32 && t.dtype() != DType::Float64, "[onnx] node '", node_.name(), "' (",
               node_.op_type(), "): input ", i, " must be integer, got ", dtype_name(t.dtype()));
+  read_.resize(std::max(read_.size(), i + 1));
+  read_[i] = true;
   return eager_values<int64_t>(t, DType::Int64);
 }
 
 std::vector<double> OpContext::doubles_of(size_t i) const {
   const Tensor& t = in(i);
   if (!is_constant(i)) fail("input " + std::to_string(i) + " must be known at import time");
+  read_.resize(std::max(read_.size(), i + 1));
+  read_[i] = true;
   return eager_values<double>(t, DType::Float64);
 }
 

@@ -29,6 +29,9 @@ class OpContext {
   const Tensor& in(size_t i) const;
   /// True when input i's value is known at import time (not a traced tensor).
   bool is_constant(size_t i) const;
+  /// True when the mapping read input i's values at import time (ints_of, doubles_of and the
+  /// scalar forms): a Shape's symbolic sizes read there are sizes, not numbers.
+  bool read_at_import(size_t i) const { return i < read_.size() && read_[i]; }
   /// Input i's values as integers; it must be known at import time (shape-like inputs).
   std::vector<int64_t> ints_of(size_t i) const;
   std::vector<double> doubles_of(size_t i) const;
@@ -65,6 +68,7 @@ class OpContext {
   const onnx::NodeProto& node_;
   int opset_;
   std::vector<Tensor> inputs_;
+  mutable std::vector<bool> read_;
   SubgraphRunner subgraph_;
 };
 

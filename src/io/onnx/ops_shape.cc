@@ -245,14 +245,20 @@ Ts shape_op(const OpContext& c) {
   if (e < 0) e += r;
   b = std::clamp<int64_t>(b, 0, r);
   e = std::clamp<int64_t>(e, b, r);
-  // A constant even for a traced input: its symbolic sizes (the batch) are int64 values that
-  // Reshape, Expand and the shape arithmetic above take as symbolic dimensions.
+  // Sizes that values give are read when the graph runs (shape_of: its edge from x keeps their
+  // binding alive).
+  for (int64_t k = b; k < e; ++k)
+    if (is_value_size(x.shape()[static_cast<size_t>(k)])) return {o::slice(shape_tensor(x), 0, b, e)};
+  // Otherwise a constant even for a traced input: its symbolic sizes (the batch) are int64
+  // values that Reshape, Expand and the shape arithmetic above take as symbolic dimensions (an
+  // op that would compute with them as numbers gets them as run-time values: importer.cc).
   std::vector<int64_t> dims(x.shape().begin() + b, x.shape().begin() + e);
   return {at_import([&] { return o::from_vector(dims, {static_cast<Dim>(dims.size())}, DType::Int64); })};
 }
 
 Ts size_op(const OpContext& c) {
-  c.check_static(c.in(0));
+  for (Dim d : c.in(0).shape())
+    if (is_symbolic(d)) return {o::prod(shape_tensor(c.in(0)))};  // known when the graph runs
   return {o::scalar_tensor(c.in(0).numel(), DType::Int64)};
 }
 

@@ -2,6 +2,7 @@
 #include "io/onnx/run_time_sizes.h"
 
 #include "prims/factories.h"
+#include "prims/shape_of.h"
 #include "runtime/dispatch.h"
 #include "spore/ops.h"
 
@@ -65,14 +66,16 @@ Tensor slice_axis(const Tensor& y, int64_t a, Tensor st, Tensor en, const Tensor
 
 }  // namespace
 
-Tensor shape_tensor(const Tensor& x) {
+namespace {
+// `dims` as an int64 1-D tensor: constants, and a dim_value node per symbolic entry.
+Tensor dims_tensor(const std::vector<Dim>& dims) {
   std::vector<Tensor> parts;
   std::vector<int64_t> run;  // consecutive static sizes
   auto flush = [&] {
     if (!run.empty()) parts.push_back(ints(run));
     run.clear();
   };
-  for (Dim d : x.shape()) {
+  for (Dim d : dims) {
     if (!is_symbolic(d)) {
       run.push_back(d);
       continue;
@@ -83,6 +86,20 @@ Tensor shape_tensor(const Tensor& x) {
   flush();
   if (parts.empty()) return ints({});
   return parts.size() == 1 ? parts[0] : o::concat(parts, 0);
+}
+}  // namespace
+
+Tensor shape_tensor(const Tensor& x) {
+  // A size that values give (a value symbol) is read from x itself: the edge keeps the node
+  // that binds it alive and ahead (dim_value has no inputs).
+  for (Dim d : x.shape())
+    if (is_value_size(d)) return runtime::call(prims::shape_of_primitive(), NoAttrs{}, {x});
+  return dims_tensor(std::vector<Dim>(x.shape().begin(), x.shape().end()));
+}
+
+Tensor run_time_values(const Tensor& t) {
+  const std::vector<int64_t> v = at_import([&t] { return o::cast(t, DType::Int64).contiguous(); }).to_vector<int64_t>();
+  return o::reshape(dims_tensor(std::vector<Dim>(v.begin(), v.end())), t.shape());
 }
 
 std::pair<Tensor, Dim> iota(const Tensor& n) {

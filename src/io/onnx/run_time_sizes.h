@@ -13,6 +13,9 @@ namespace spore::io::onnx_detail {
 /// x's sizes as an int64 1-D tensor: constants where static, a dim_value node (the symbol's
 /// value when the graph runs) where symbolic.
 Tensor shape_tensor(const Tensor& x);
+/// A constant holding symbolic sizes (an ONNX Shape of a traced batch, and arithmetic on it) as
+/// the values they take when the graph runs: a dim_value node per symbolic element.
+Tensor run_time_values(const Tensor& t);
 /// 0, 1, ..., n - 1 (int64) for a 0-d integer `n` known only when the graph runs, and its length
 /// (a value symbol).
 std::pair<Tensor, Dim> iota(const Tensor& n);

@@ -129,6 +129,14 @@ void embedding(const Primitive& p, const void* attrs, std::span<const Tensor> in
   all_batched(out, out_axes);
 }
 
+// A lane's shape is the batched shape without the batch axis, the same for every lane.
+void shape_of(const Primitive& p, const void* attrs, std::span<const Tensor> in, std::span<const int> in_axes,
+              std::vector<Tensor>& out, std::vector<int>& out_axes) {
+  out = call(p, attrs, in);  // (the batch axis is in front: vmap's canonical form)
+  out[0] = ops::slice(out[0], 0, 1, in[0].dim());
+  out_axes.assign(1, kNotBatched);
+}
+
 // A batched nonzero: its count could differ per lane, and a size is one per graph.
 void nonzero(const Primitive&, const void*, std::span<const Tensor>, std::span<const int>, std::vector<Tensor>&,
              std::vector<int>&) {
@@ -163,6 +171,7 @@ void install_shape_vmap_rules() {
   def_vmap("one_hot", &leading_dims);
   def_vmap("embedding", &embedding);
   def_vmap("bind_sizes", &bind_sizes);
+  def_vmap("shape_of", &shape_of);
   def_vmap("nonzero", &nonzero);
 }
 

@@ -159,3 +159,62 @@ save("value_dependent", g, [x, shape, k], [x.reshape(2, 3, 2), tk.values.numpy()
 g = helper.make_graph([helper.make_node("Unsqueeze", ["x", "axes"], ["y"], name="dyn_unsqueeze")], "run_time_axes",
                       [vi("x", F, [2, 3]), vi("axes", TensorProto.INT64, [1])], [vi("y", F, None)])
 save("run_time_axes", g)
+
+# Shapes of traced values meeting run-time values (shape_values_*): a Shape of a symbolic batch
+# computed with as numbers (Min, Range, Slice's ends), and Shape of values whose sizes the data
+# give (TopK with a run-time k, NonZero). Each is checked in PyNative and Graph mode.
+I64 = TensorProto.INT64
+
+
+def c64(name, values):
+    return helper.make_node("Constant", [], [name], value=numpy_helper.from_array(np.array(values, np.int64)))
+
+
+x = rng.standard_normal((2, 5)).astype(np.float32)
+n = np.array([3], np.int64)
+g = helper.make_graph([helper.make_node("Shape", ["x"], ["s"]), c64("one", [1]), c64("two", [2]), c64("zero", [0]),
+                       helper.make_node("Slice", ["s", "one", "two"], ["l"]),
+                       helper.make_node("Min", ["l", "n"], ["e"]),
+                       helper.make_node("Slice", ["x", "zero", "e", "one"], ["y"])], "shape_values_min",
+                      [vi("x", F, [2, "L"]), vi("n", I64, [1])], [vi("y", F, [2, "m"])])
+save("shape_values_min", g, [x, n], [x[:, :3]])
+
+x = rng.standard_normal((4, 3)).astype(np.float32)
+st = np.array([1], np.int64)
+g = helper.make_graph([helper.make_node("Shape", ["x"], ["s"], end=1), c64("zero", [0]),
+                       helper.make_node("Slice", ["x", "st", "s", "zero"], ["y"])], "shape_values_slice_end",
+                      [vi("x", F, ["N", 3]), vi("st", I64, [1])], [vi("y", F, ["m", 3])])
+save("shape_values_slice_end", g, [x, st], [x[1:]])
+
+d = np.array(2, np.int64)
+g = helper.make_graph([helper.make_node("Shape", ["x"], ["s"], end=1), c64("zero0", 0), c64("zero", [0]),
+                       helper.make_node("Squeeze", ["s", "zero"], ["n"]),
+                       helper.make_node("Range", ["zero0", "n", "d"], ["y"])], "shape_values_range",
+                      [vi("x", F, ["N", 3]), vi("d", I64, [])], [vi("y", I64, ["m"])])
+save("shape_values_range", g, [x, d], [np.arange(0, 4, 2, dtype=np.int64)])
+
+x = rng.standard_normal((3, 6)).astype(np.float32)
+k = np.array([4], np.int64)
+c = np.array([[0, 1, 2], [3, 0, 0]], np.float32)
+y = rng.standard_normal((3,)).astype(np.float32)
+g = helper.make_graph([helper.make_node("TopK", ["x", "k"], ["v", "i"], axis=1), helper.make_node("Shape", ["v"], ["sv"]),
+                       helper.make_node("NonZero", ["c"], ["nz"]), helper.make_node("Shape", ["nz"], ["snz"]),
+                       helper.make_node("ConstantOfShape", ["snz"], ["zeros"]), c64("one", [1]), c64("big", [9]),
+                       helper.make_node("Slice", ["snz", "one", "big"], ["count"]),
+                       helper.make_node("Reshape", ["y", "count"], ["yr"]),
+                       helper.make_node("Concat", ["one", "sv"], ["s1v"], axis=0),
+                       helper.make_node("Reshape", ["v", "s1v"], ["vr"])], "shape_values_of_value_sizes",
+                      [vi("x", F, [3, 6]), vi("k", I64, [1]), vi("c", F, [2, 3]), vi("y", F, [3])],
+                      [vi("sv", I64, [2]), vi("snz", I64, [2]), vi("zeros", F, [2, "n"]), vi("yr", F, ["n"]),
+                       vi("vr", F, [1, 3, "k"])])
+vals = torch.topk(torch.from_numpy(x), 4, dim=1).values.numpy()
+save("shape_values_of_value_sizes", g, [x, k, c, y],
+     [np.array([3, 4], np.int64), np.array([2, 3], np.int64), np.zeros((2, 3), np.float32), y, vals.reshape(1, 3, 4)])
+
+x = rng.standard_normal((2, 6)).astype(np.float32)
+k = np.array([3], np.int64)
+g = helper.make_graph([helper.make_node("Shape", ["x"], ["s"], end=1), c64("rest", [-1]),
+                       helper.make_node("Concat", ["s", "k", "rest"], ["shape"], axis=0),
+                       helper.make_node("Reshape", ["x", "shape"], ["y"])], "shape_values_concat",
+                      [vi("x", F, ["N", 6]), vi("k", I64, [1])], [vi("y", F, ["N", "k", "r"])])
+save("shape_values_concat", g, [x, k], [x.reshape(2, 3, 2)])

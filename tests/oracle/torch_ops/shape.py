@@ -90,4 +90,5 @@ OPS = {
     "argsort": lambda ins, a: _sort(ins, a)[1],
     "topk": _topk,
     "nonzero": lambda ins, a: torch.nonzero(ins[0]),
+    "shape_of": lambda ins, a: torch.tensor(list(ins[0].shape), dtype=torch.int64),
 }
