@@ -87,7 +87,20 @@ constexpr std::string_view kValuePrefix = "vsize";
 std::atomic<int64_t> g_value_symbols{0};
 }  // namespace
 
-Dim new_value_symbol() { return new_symbol(std::string(kValuePrefix) + std::to_string(g_value_symbols.fetch_add(1))); }
+// A name no symbol of this process has yet (a graph read from a file may hold "vsize0"), so two
+// value symbols are never one by name.
+Dim new_value_symbol() {
+  auto& t = table();
+  std::lock_guard<std::mutex> lock(t.mu);
+  for (;;) {
+    const std::string name = std::string(kValuePrefix) + std::to_string(g_value_symbols.fetch_add(1));
+    bool taken = false;
+    for (const SymEntry& e : t.entries) taken = taken || (e.op == 's' && e.name == name);
+    if (taken) continue;
+    t.entries.push_back({'s', 0, 0, name});
+    return kSymbolBase - static_cast<Dim>(t.entries.size() - 1);
+  }
+}
 
 bool is_value_size(Dim d) {
   if (!is_symbolic(d)) return false;

@@ -248,7 +248,8 @@ ModelSummary ModelFile::summary() const {
   std::vector<Tensor> all(zeros_in.begin(), zeros_in.end());
   all.insert(all.end(), m.state.begin(), m.state.end());
   std::vector<TensorType> in_types, out_types;
-  transforms::interpret(*m.graph, all,
+  try {
+    transforms::interpret(*m.graph, all,
                         [&](size_t, const ir::Node& n, std::span<const Tensor> ins, std::span<Tensor> outs) {
                           const Primitive* p = find_primitive(n.op());
                           if (p == nullptr || !p->cost) return;  // constants; control flow prices no body
@@ -258,6 +259,10 @@ ModelSummary ModelFile::summary() const {
                           for (const Tensor& t : outs) out_types.push_back(runtime::type_of(t));
                           s.flops += p->cost(n.attrs(), in_types, out_types).flops;
                         });
+  } catch (const Error& e) {
+    s.flops = 0;
+    s.flops_unknown = std::string("the zero inputs it is priced on do not run (sizes that input values give?): ") + e.what();
+  }
   return s;
 }
 

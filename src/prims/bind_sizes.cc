@@ -19,6 +19,7 @@ void read_sizes(const void* attrs, std::span<const Tensor> in, std::vector<std::
               " values for ", a.sizes.size(), " sizes (shape ", shape_str(s.shape()), ")");
   const std::vector<int64_t> v = s.to(DType::Int64).to_vector<int64_t>();
   for (size_t i = 0; i < v.size(); ++i) {
+    if (v[i] < 0 && !a.what.empty()) throw Error(a.what + " (checked when the graph runs)");
     SPORE_CHECK(v[i] >= 0, "[bind_sizes] size ", i, " (", dim_str(a.sizes[i]), ") is ", v[i],
                 " when the graph runs; a size must be >= 0");
     out.emplace_back(a.sizes[i], v[i]);

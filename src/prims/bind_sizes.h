@@ -8,10 +8,16 @@
 
 namespace spore::prims {
 
-/// One value symbol per element of the sizes input, in row-major order.
+/// One value symbol per element of the sizes input, in row-major order. `what`, when given, is
+/// the error for a negative size: a node checking a rule of its inputs' values when the graph
+/// runs binds a size of 0 when the rule holds and -1 when it does not (an ONNX Split's sizes
+/// must add up to the axis).
 struct BindSizesAttrs {
   SmallVec<int64_t, 6> sizes;
-  static constexpr auto fields() { return std::make_tuple(field("sizes", &BindSizesAttrs::sizes)); }
+  std::string what;
+  static constexpr auto fields() {
+    return std::make_tuple(field("sizes", &BindSizesAttrs::sizes), optional_field("what", &BindSizesAttrs::what));
+  }
 };
 
 const Primitive& bind_sizes_primitive();

@@ -115,7 +115,11 @@ std::vector<BatchedValue> run_batched(const ir::Graph& g, std::span<const Batche
         for (size_t i = 0; i < ins.size(); ++i) shared.push_back(axes[i] == vmap_rules::kNotBatched ? ins[i] : Tensor());
         value_sizes.clear();
         p->value_sizes(attrs, shared, value_sizes);
-        for (const auto& [sym, size] : value_sizes) bound[sym] = size;
+        for (const auto& [sym, size] : value_sizes) {
+          auto [it, fresh] = bound.emplace(sym, size);
+          SPORE_CHECK(fresh || it->second == size, "[vmap] @", g.name(), ": ", p->name, " gives size ", dim_str(sym),
+                      " the value ", size, " but an earlier node gave it ", it->second);
+        }
       }
       if ((sized_attrs = bind_attrs(*p, attrs, bound))) attrs = sized_attrs.get();
     }

@@ -6,6 +6,7 @@
 #include "error_matchers.h"
 
 #include <cstdlib>
+#include <limits>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -201,6 +202,36 @@ TEST_F(OnnxImport, ShapesOfTracedValuesMeetRunTimeValues) {
       EXPECT_EQ(outs[k].to(DType::Float64).to_vector<double>(), want.to(DType::Float64).to_vector<double>()) << name << " output " << k;
     }
   }
+}
+
+// Run-time inputs that break the operator's rules are refused when the graph runs, naming the
+// node and the rule (never a silent empty result or a short split).
+TEST_F(OnnxImport, RunTimeInputsAreChecked) {
+  for (const char* name : {"run_time_checks_split", "run_time_checks_range", "run_time_checks_slice"}) run_and_check(name, 1e-6);
+  auto run = [](const char* name, std::vector<Tensor> args) {
+    io::LoadedModel m = io::import_onnx(path(std::string(name) + ".onnx"));
+    args.insert(args.end(), m.state.begin(), m.state.end());
+    return transforms::interpret(*m.graph, args);
+  };
+  auto i64s = [](std::vector<int64_t> v) { return ops::from_vector(v, {static_cast<Dim>(v.size())}, DType::Int64); };
+  auto f32 = [](float v) { return ops::scalar_tensor(v, DType::Float32); };
+  const Tensor x6 = ops::zeros({6});
+  EXPECT_ERROR(run("run_time_checks_split", {x6, i64s({2, 2})}),
+               "[onnx] node 'dyn_split' (Split): the split sizes must be >= 0 and add up to the size of axis 0 (checked when the graph runs)");
+  EXPECT_ERROR(run("run_time_checks_split", {x6, i64s({7, -1})}), "node 'dyn_split' (Split): the split sizes must be >= 0");
+  EXPECT_ERROR(run("run_time_checks_range", {f32(0), f32(5), f32(0)}), "node 'dyn_range' (Range): delta must not be 0");
+  EXPECT_ERROR(run("run_time_checks_range", {f32(0), f32(std::numeric_limits<float>::infinity()), f32(1)}), "start, limit and delta must be finite");
+  const Tensor x35 = ops::zeros({3, 5});
+  EXPECT_ERROR(run("run_time_checks_slice", {x35, i64s({0}), i64s({5}), i64s({1}), i64s({0})}),
+               "node 'dyn_slice' (Slice): a step is 0; steps must not be 0");
+  EXPECT_ERROR(run("run_time_checks_slice", {x35, i64s({0}), i64s({5}), i64s({2}), i64s({1})}),
+               "node 'dyn_slice' (Slice): an axis is outside [-2, 2) for rank 2");
+  // Good values at other sizes: a split of 6 as 5 + 1, a longer range, a forward slice.
+  auto parts = run("run_time_checks_split", {ops::arange(0, 6, 1, {DType::Float32}), i64s({5, 1})});
+  EXPECT_EQ(parts[0].to_vector<float>(), std::vector<float>({0, 1, 2, 3, 4}));
+  EXPECT_EQ(parts[1].to_vector<float>(), std::vector<float>({5}));
+  EXPECT_EQ(run("run_time_checks_range", {f32(0), f32(2), f32(0.5)})[0].to_vector<float>(), std::vector<float>({0, 0.5, 1, 1.5}));
+  EXPECT_EQ(run("run_time_checks_slice", {x35, i64s({1}), i64s({4}), i64s({1}), i64s({2})})[0].shape(), (Shape{3, 2}));
 }
 
 TEST_F(OnnxImport, RankSettingRunTimeInputIsAClearError) {

@@ -154,7 +154,8 @@ int info_command(const std::vector<std::string>& args) {
       os << (i ? ", " : "") << "{\"name\": " << json_string(m.outputs()[i].name) << ", \"type\": "
          << json_string(m.outputs()[i].type_text) << "}";
     os << "], \"parameters\": " << s.parameters << ", \"parameter_bytes\": " << s.parameter_bytes
-       << ", \"flops\": " << static_cast<int64_t>(s.flops) << ", \"ops\": {";
+       << ", \"flops\": " << (s.flops_unknown.empty() ? std::to_string(static_cast<int64_t>(s.flops)) : std::string("null"))
+       << ", \"ops\": {";
     size_t k = 0;
     for (const auto& [op, n] : s.op_histogram) os << (k++ ? ", " : "") << io::json_string(op) << ": " << n;
     os << "}}\n";
@@ -172,7 +173,8 @@ int info_command(const std::vector<std::string>& args) {
               static_cast<double>(s.parameter_bytes) / 1e6);
   const char* unit = s.flops >= 1e9 ? "G" : s.flops >= 1e6 ? "M" : s.flops >= 1e3 ? "K" : "";
   const double scale = s.flops >= 1e9 ? 1e9 : s.flops >= 1e6 ? 1e6 : s.flops >= 1e3 ? 1e3 : 1;
-  std::printf("FLOPs per inference: %.4g %s (symbolic dimensions taken as 1)\n", s.flops / scale, unit);
+  if (!s.flops_unknown.empty()) std::printf("FLOPs per inference: unknown (%s)\n", s.flops_unknown.c_str());
+  else std::printf("FLOPs per inference: %.4g %s (symbolic dimensions taken as 1)\n", s.flops / scale, unit);
   std::vector<std::pair<std::string, int64_t>> ops(s.op_histogram.begin(), s.op_histogram.end());
   std::stable_sort(ops.begin(), ops.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
   std::printf("ops:\n");

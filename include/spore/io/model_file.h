@@ -43,6 +43,9 @@ struct ModelSummary {
   int64_t parameters = 0;        // elements of every state input (weights, buffers, constants)
   int64_t parameter_bytes = 0;
   double flops = 0;              // per inference, symbolic dimensions taken as 1
+  /// Why `flops` is unknown, "" when known: a model whose sizes its input values give (an ONNX
+  /// Reshape to a run-time shape) cannot be priced from zero inputs.
+  std::string flops_unknown;
   std::map<std::string, int64_t> op_histogram;  // primitive name -> node count (sub-graphs included)
 };
 

@@ -89,6 +89,9 @@ std::string symbol_name(const std::string& s) {
   std::string out;
   for (char ch : s) out += std::isalnum(static_cast<unsigned char>(ch)) || ch == '_' ? ch : '_';
   if (out.empty() || std::isdigit(static_cast<unsigned char>(out[0]))) out = "d_" + out;
+  // "vsize..." names sizes that values give (value symbols, shape.h): a file's own dimension
+  // must not become one.
+  if (out.starts_with("vsize")) out = "d_" + out;
   return out;
 }
 

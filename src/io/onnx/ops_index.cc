@@ -25,7 +25,8 @@ Ts run_time_one_hot(const OpContext& c, const Tensor& values, int64_t axis) {
   const Tensor& idx = c.in(0);
   if (c.in(1).numel() != 1) c.fail("depth must hold one value, got shape " + shape_str(c.in(1).shape()));
   const Tensor& d = c.in(1);
-  const Tensor depth = o::reshape(o::cast(is_floating(d.dtype()) ? o::trunc(d) : d, DType::Int64), Shape{});
+  Tensor depth = o::reshape(o::cast(is_floating(d.dtype()) ? o::trunc(d) : d, DType::Int64), Shape{});
+  depth = checked(c, depth, o::greater(depth, o::zeros_like(depth)), "depth must be positive");
   auto [classes, n] = iota(depth);
   Shape at(static_cast<size_t>(idx.dim() + 1), 1);
   at[static_cast<size_t>(axis)] = n;

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "io/onnx/run_time_sizes.h"
 
+#include "prims/bind_sizes.h"
 #include "prims/factories.h"
 #include "prims/shape_of.h"
 #include "runtime/dispatch.h"
@@ -50,17 +51,18 @@ Tensor take_run(const Tensor& x, int64_t axis, const Tensor& start, const Tensor
 }
 
 // ONNX Slice along one axis of y: start, end and step are 0-d int64 (run-time values).
-Tensor slice_axis(const Tensor& y, int64_t a, Tensor st, Tensor en, const Tensor& sp) {
-  const Tensor n = size_of(y, a), zero = i64(0);
+Tensor slice_axis(const OpContext& c, Tensor y, int64_t a, Tensor st, Tensor en, const Tensor& sp) {
+  const Tensor zero = i64(0);
+  y = checked(c, y, o::not_equal(sp, zero), "a step is 0; steps must not be 0");
+  const Tensor n = size_of(y, a);
   st = o::where(o::less(st, zero), o::add(st, n), st);
   en = o::where(o::less(en, zero), o::add(en, n), en);
   const Tensor up = o::greater(sp, zero), last = o::sub(n, i64(1));
   st = o::where(up, o::minimum(o::maximum(st, zero), n), o::minimum(o::maximum(st, zero), last));
   en = o::where(up, o::minimum(o::maximum(en, zero), n), o::minimum(o::maximum(en, i64(-1)), last));
   const Tensor span = o::div(o::cast(o::sub(en, st), DType::Float64), o::cast(sp, DType::Float64));
-  Tensor len = o::maximum(o::cast(o::ceil(span), DType::Int64), zero);
-  // Step 0 is invalid: a length of -1, which bind_sizes refuses when the graph runs.
-  len = o::where(o::equal(sp, zero), i64(-1), len);
+  // (A step of 0, refused above, would divide by it: its length is made 0.)
+  const Tensor len = o::where(o::equal(sp, zero), zero, o::maximum(o::cast(o::ceil(span), DType::Int64), zero));
   return take_run(y, a, st, sp, len);
 }
 
@@ -100,6 +102,19 @@ Tensor shape_tensor(const Tensor& x) {
 Tensor run_time_values(const Tensor& t) {
   const std::vector<int64_t> v = at_import([&t] { return o::cast(t, DType::Int64).contiguous(); }).to_vector<int64_t>();
   return o::reshape(dims_tensor(std::vector<Dim>(v.begin(), v.end())), t.shape());
+}
+
+Tensor checked(const OpContext& c, const Tensor& x, const Tensor& ok, const std::string& rule) {
+  const Tensor all = o::all(ok);
+  if (all.device().type != DeviceType::Meta) {
+    if (!at_import([&all] { return o::cast(all, DType::Int64); }).item<int64_t>()) c.fail(rule);
+    return x;
+  }
+  // A size of 0 when the rule holds, -1 when not: bind_sizes fails with `what` on a negative one.
+  prims::BindSizesAttrs a;
+  a.sizes.push_back(new_value_symbol());
+  a.what = "[onnx] node '" + c.node().name() + "' (" + c.node().op_type() + "): " + rule;
+  return runtime::call(prims::bind_sizes_primitive(), a, {x, o::where(all, i64(0), i64(-1))});
 }
 
 std::pair<Tensor, Dim> iota(const Tensor& n) {
@@ -153,8 +168,13 @@ std::vector<Tensor> run_time_range(const OpContext& c) {
   for (size_t i = 0; i < 3; ++i)
     if (c.in(i).numel() != 1) c.fail("input " + std::to_string(i) + " must hold one value, got shape " + shape_str(c.in(i).shape()));
   // ONNX: max(ceil((limit - start) / delta), 0) elements, start + k * delta.
-  const Tensor s = o::reshape(start, Shape{}), d = o::reshape(delta, Shape{});
-  const Tensor span = o::sub(o::cast(o::reshape(limit, Shape{}), DType::Float64), o::cast(s, DType::Float64));
+  Tensor s = o::reshape(start, Shape{});
+  const Tensor d = o::reshape(delta, Shape{}), l = o::reshape(limit, Shape{});
+  Tensor ok = o::not_equal(d, o::zeros_like(d));
+  if (is_floating(start.dtype()))
+    ok = o::logical_and(ok, o::logical_and(o::isfinite(s), o::logical_and(o::isfinite(l), o::isfinite(d))));
+  s = checked(c, s, ok, "delta must not be 0, and start, limit and delta must be finite");
+  const Tensor span = o::sub(o::cast(l, DType::Float64), o::cast(s, DType::Float64));
   const Tensor n = o::maximum(o::cast(o::ceil(o::div(span, o::cast(d, DType::Float64))), DType::Int64), i64(0));
   auto [k, len] = iota(n);
   (void)len;
@@ -165,7 +185,7 @@ std::vector<Tensor> run_time_tile(const OpContext& c) {
   const Tensor& x = c.in(0);
   const Tensor reps = int_list(c, 1);
   if (reps.size(0) != x.dim()) c.fail("repeats has " + dim_str(reps.size(0)) + " entries for rank " + std::to_string(x.dim()));
-  auto [xb, r] = o::with_sizes(x, reps);
+  auto [xb, r] = o::with_sizes(checked(c, x, o::greater_equal(reps, i64(0)), "repeats must be >= 0"), reps);
   // (1, d0, 1, d1, ...) broadcast to (r0, d0, r1, d1, ...), merged pairwise.
   Shape lifted, spread, merged;
   for (int64_t k = 0; k < x.dim(); ++k) {
@@ -191,17 +211,19 @@ std::vector<Tensor> run_time_slice(const OpContext& c) {
     else
       for (int64_t k = 0; k < m; ++k) axes.push_back(k);
     if (static_cast<int64_t>(axes.size()) != m) c.fail("starts and axes differ in length");
-    for (int64_t k = 0; k < m; ++k) y = slice_axis(y, axis_of(c, axes[static_cast<size_t>(k)], r), at(starts, k), at(ends, k), at(steps, k));
+    for (int64_t k = 0; k < m; ++k) y = slice_axis(c, y, axis_of(c, axes[static_cast<size_t>(k)], r), at(starts, k), at(ends, k), at(steps, k));
     return {y};
   }
   // Run-time axes: every axis may be sliced, by the entry that names it (else all of it).
   Tensor axes = int_list(c, 3);
   if (axes.size(0) != m) c.fail("starts and axes differ in length");
+  y = checked(c, y, o::logical_and(o::greater_equal(axes, i64(-r)), o::less(axes, i64(r))),
+              "an axis is outside [" + std::to_string(-r) + ", " + std::to_string(r) + ") for rank " + std::to_string(r));
   axes = o::where(o::less(axes, i64(0)), o::add(axes, i64(r)), axes);
   for (int64_t a = 0; a < r; ++a) {
     const Tensor hit = o::equal(axes, i64(a)), named = o::any(hit);
     auto pick = [&](const Tensor& v) { return o::sum(o::where(hit, v, i64(0))); };
-    y = slice_axis(y, a, pick(starts), o::where(named, pick(ends), size_of(y, a)), o::where(named, pick(steps), i64(1)));
+    y = slice_axis(c, y, a, pick(starts), o::where(named, pick(ends), size_of(y, a)), o::where(named, pick(steps), i64(1)));
   }
   return {y};
 }
@@ -211,11 +233,12 @@ std::vector<Tensor> run_time_split(const OpContext& c, int64_t axis) {
   const Tensor sizes = int_list(c, 1);
   const int64_t n = sizes.size(0);
   if (n != c.node().output_size()) c.fail("split has " + std::to_string(n) + " sizes for " + std::to_string(c.node().output_size()) + " outputs");
-  // Part k starts where the parts before it end; a total other than the axis's size fails when
-  // index_select meets an index past the end, or leaves the rest out as ONNX's checker forbids.
+  // Part k starts where the parts before it end; the parts must cover the axis exactly.
   const Tensor ends = o::cumsum(sizes, 0);
+  const Tensor xc = checked(c, x, o::logical_and(o::equal(o::sum(sizes), size_of(x, axis)), o::all(o::greater_equal(sizes, i64(0)))),
+                            "the split sizes must be >= 0 and add up to the size of axis " + std::to_string(axis));
   std::vector<Tensor> parts;
-  for (int64_t k = 0; k < n; ++k) parts.push_back(take_run(x, axis, o::sub(at(ends, k), at(sizes, k)), i64(1), at(sizes, k)));
+  for (int64_t k = 0; k < n; ++k) parts.push_back(take_run(xc, axis, o::sub(at(ends, k), at(sizes, k)), i64(1), at(sizes, k)));
   return parts;
 }
 
@@ -229,7 +252,11 @@ std::vector<Tensor> run_time_pad(const OpContext& c, const std::string& mode, co
   Tensor y = x;
   for (int64_t a = 0; a < r; ++a) {
     const Tensor n = size_of(y, a), before = at(pads, a), after = at(pads, a + r), zero = i64(0);
-    auto [p, len] = iota(o::add(o::add(n, before), after));
+    const Tensor padded = o::add(o::add(n, before), after);
+    y = checked(c, y, o::greater_equal(padded, zero), "pads crop more than axis " + std::to_string(a) + " holds");
+    if (mode == "reflect")
+      y = checked(c, y, o::logical_and(o::less(before, n), o::less(after, n)), "reflect pads must be smaller than axis " + std::to_string(a));
+    auto [p, len] = iota(padded);
     (void)len;
     const Tensor src = o::sub(p, before), last = o::sub(n, i64(1));
     Tensor idx;

@@ -16,6 +16,9 @@ Tensor shape_tensor(const Tensor& x);
 /// A constant holding symbolic sizes (an ONNX Shape of a traced batch, and arithmetic on it) as
 /// the values they take when the graph runs: a dim_value node per symbolic element.
 Tensor run_time_values(const Tensor& t);
+/// x, checked when the graph runs: `ok` (a bool tensor, every element) must hold, else the run
+/// fails naming the node and `rule`. Known at import time, it is checked here.
+Tensor checked(const OpContext& c, const Tensor& x, const Tensor& ok, const std::string& rule);
 /// 0, 1, ..., n - 1 (int64) for a 0-d integer `n` known only when the graph runs, and its length
 /// (a value symbol).
 std::pair<Tensor, Dim> iota(const Tensor& n);

@@ -218,3 +218,20 @@ g = helper.make_graph([helper.make_node("Shape", ["x"], ["s"], end=1), c64("rest
                        helper.make_node("Reshape", ["x", "shape"], ["y"])], "shape_values_concat",
                       [vi("x", F, ["N", 6]), vi("k", I64, [1])], [vi("y", F, ["N", "k", "r"])])
 save("shape_values_concat", g, [x, k], [x.reshape(2, 3, 2)])
+
+# Run-time Split, Range and Slice whose inputs break ONNX's rules: refused when the graph runs,
+# naming the node (run_time_checks_*; the test feeds the bad values). Saved with good inputs.
+x = rng.standard_normal((6,)).astype(np.float32)
+g = helper.make_graph([helper.make_node("Split", ["x", "split"], ["a", "b"], name="dyn_split", axis=0)], "run_time_checks_split",
+                      [vi("x", F, [6]), vi("split", I64, [2])], [vi("a", F, ["p"]), vi("b", F, ["q"])])
+save("run_time_checks_split", g, [x, np.array([2, 4], np.int64)], [x[:2], x[2:]])
+g = helper.make_graph([helper.make_node("Range", ["s", "l", "d"], ["y"], name="dyn_range")], "run_time_checks_range",
+                      [vi("s", F, []), vi("l", F, []), vi("d", F, [])], [vi("y", F, ["n"])])
+save("run_time_checks_range", g, [np.array(1, np.float32), np.array(2, np.float32), np.array(0.25, np.float32)],
+     [np.arange(1, 2, 0.25, dtype=np.float32)])
+x = rng.standard_normal((3, 5)).astype(np.float32)
+g = helper.make_graph([helper.make_node("Slice", ["x", "st", "en", "ax", "sp"], ["y"], name="dyn_slice")], "run_time_checks_slice",
+                      [vi("x", F, [3, 5]), vi("st", I64, [1]), vi("en", I64, [1]), vi("ax", I64, [1]), vi("sp", I64, [1])],
+                      [vi("y", F, [3, "n"])])
+save("run_time_checks_slice", g, [x, np.array([4], np.int64), np.array([0], np.int64), np.array([-1], np.int64),
+                                  np.array([-2], np.int64)], [x[:, 4:0:-2]])
