@@ -32,6 +32,21 @@ bool same_types(std::span<const TensorType> a, std::span<const TensorType> b) {
   return true;
 }
 
+// Branch results agree where both give a size that values give (a value symbol each): the
+// node's result takes the first branch's symbol, which the interpreter binds from the result
+// whichever branch ran (interpreter.cc).
+bool same_branch_types(std::span<const TensorType> a, std::span<const TensorType> b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (a[i].dtype != b[i].dtype || a[i].shape.size() != b[i].shape.size()) return false;
+    for (size_t d = 0; d < a[i].shape.size(); ++d) {
+      const Dim x = a[i].shape[d], y = b[i].shape[d];
+      if (x != y && !(is_value_size(x) && is_value_size(y) && is_plain_symbol(x) && is_plain_symbol(y))) return false;
+    }
+  }
+  return true;
+}
+
 const ControlFlowAttrs& cf(const void* a) { return *static_cast<const ControlFlowAttrs*>(a); }
 
 // A sub-graph's parameters against the operands the node hands it (a run-time dimension on
@@ -213,7 +228,7 @@ std::vector<TensorType> control_flow_types(const Primitive& p, const ControlFlow
     auto first = cf_helpers::output_types(*a.graphs[0]);
     for (size_t k = 1; k < a.graphs.size(); ++k) {
       auto other = cf_helpers::output_types(*a.graphs[k]);
-      if (!same_types(first, other)) {
+      if (!same_branch_types(first, other)) {
         if (&p == &if_def())
           throw Error(detail::cat("[cond] the branches return different types: true_fn returns ", types_str(first),
                                   ", false_fn returns ", types_str(other),

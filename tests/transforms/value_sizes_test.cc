@@ -169,6 +169,15 @@ TEST(ValueSizes, CrossControlFlow) {
   }
   EXPECT_EQ(ji.core().traces(), 1);
   EXPECT_EQ(jo.core().traces(), 1);
+  // Branches that each bind their own size: one result type, bound from whichever ran.
+  auto branches = [](const Tensor& a, const Tensor& k, const Tensor& p) {
+    const Tensor r = cond(p, [&k](const TensorTree& t) { return TensorTree(topk(t.tensor(), k, 1).first); },
+                          [&k](const TensorTree& t) { return TensorTree(topk(t.tensor() * -1.0, k, 1).first); }, a).tensor();
+    return r.reshape({-1});
+  };
+  auto jb = jit(branches);
+  for (bool p : {true, false})
+    EXPECT_EQ(jb(x, k_of(3), scalar_tensor(p)).to_vector<float>(), branches(x, k_of(3), scalar_tensor(p)).to_vector<float>()) << p;
   // No trip: a stacked size only the body's values give is unknown, and said so.
   EXPECT_ERROR(jo(zeros({0, 4}), k_of(2)), "[scan] runs no iteration, so the size");
 }
