@@ -37,7 +37,7 @@ TARGETS=(
   "checkpoint|src/train/checkpoint.cc|-lz|8192"
   "ir_text|src/ir/parser.cc src/ir/lexer.cc src/ir/verifier.cc||8192"
   "mindir|src/io/mindir_file.cc src/io/mindir_graph.cc src/io/tensor_section.cc src/io/model_cipher.cc|-lz -lprotobuf -lcrypto|65536"
-  "onnx|src/io/onnx/importer.cc src/io/onnx/op_context.cc src/io/onnx/ops_control_flow.cc src/io/onnx/ops_elementwise.cc src/io/onnx/ops_index.cc src/io/onnx/ops_loss.cc src/io/onnx/ops_nn.cc src/io/onnx/ops_quantize.cc src/io/onnx/ops_reduce.cc src/io/onnx/ops_resize.cc src/io/onnx/ops_rnn.cc src/io/onnx/ops_shape.cc src/io/onnx/ops_training.cc src/io/onnx/proto_tensor.cc|-lonnx_proto -lprotobuf|65536"
+  "onnx|src/io/onnx/importer.cc src/io/onnx/op_context.cc src/io/onnx/ops_control_flow.cc src/io/onnx/ops_elementwise.cc src/io/onnx/ops_index.cc src/io/onnx/ops_loss.cc src/io/onnx/ops_nn.cc src/io/onnx/ops_quantize.cc src/io/onnx/ops_reduce.cc src/io/onnx/ops_resize.cc src/io/onnx/ops_rnn.cc src/io/onnx/ops_shape.cc src/io/onnx/ops_training.cc src/io/onnx/proto_tensor.cc src/io/onnx/run_time_sizes.cc|-lonnx_proto -lprotobuf|65536"
 )
 
 # One ninja file: incremental rebuilds with header dependencies, two compiles at a time at most.

@@ -144,8 +144,7 @@ Tensor resize_axis_run_time(const OpContext& c, const Mode& m, const Tensor& x, 
                             const Tensor& scale, const Tensor& roi_start, const Tensor& roi_end) {
   const int64_t in = x.size(axis);
   if (in <= 0) c.fail("cannot resize an empty axis " + std::to_string(axis));
-  auto [pos, len] = iota(out);
-  (void)len;
+  const Tensor pos = iota(out).first;  // (not a structured binding: lambdas below capture it)
   const Tensor k = o::cast(pos, DType::Float64), out_w = scale * static_cast<double>(in);
   const double last = static_cast<double>(in - 1);
   const std::string& t = m.transform;
