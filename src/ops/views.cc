@@ -2,6 +2,8 @@
 // Public view ops: reshape/view, transpose/permute, slice/select, squeeze/unsqueeze,
 // expand/broadcast_to, flatten, diagonal. All are views of the input (reshape copies only when
 // the strides do not allow a view).
+#include <algorithm>
+
 #include "core/attrs.h"
 #include "ops/promote.h"
 #include "prims/views.h"
@@ -48,7 +50,12 @@ Tensor reshape(const Tensor& x, const Shape& shape) {
   SPORE_CHECK(n == numel_of(x.shape()) || is_value_size(n) || is_value_size(numel_of(x.shape())),
               "[reshape] cannot reshape ", shape_str(x.shape()), " (",
               dim_str(numel_of(x.shape())), " elements) to ", shape_str(shape), " (", dim_str(n), " elements)");
-  if (!prims::view_strides(x.shape(), x.strides(), s)) return runtime::call(prims::reshape_primitive(), prims::ReshapeAttrs{s}, {copy(x)});
+  // Symbolic sizes (a traced batch, a value symbol) cannot be multiplied out to compare strides:
+  // such a traced value views as any shape when it is contiguous (its strides count a symbolic
+  // size as 1, contiguous_strides), and is copied first when it is not.
+  const bool symbolic = std::any_of(x.shape().begin(), x.shape().end(), is_symbolic) || std::any_of(s.begin(), s.end(), is_symbolic);
+  const bool viewable = symbolic ? x.strides() == contiguous_strides(x.shape()) : prims::view_strides(x.shape(), x.strides(), s).has_value();
+  if (!viewable) return runtime::call(prims::reshape_primitive(), prims::ReshapeAttrs{s}, {copy(x)});
   return runtime::call(prims::reshape_primitive(), prims::ReshapeAttrs{s}, {x});
 }
 
