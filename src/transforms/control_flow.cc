@@ -32,16 +32,31 @@ bool same_types(std::span<const TensorType> a, std::span<const TensorType> b) {
   return true;
 }
 
-// Branch results agree where both give a size that values give (a value symbol each): the
-// node's result takes the first branch's symbol, which the interpreter binds from the result
-// whichever branch ran (interpreter.cc).
-bool same_branch_types(std::span<const TensorType> a, std::span<const TensorType> b) {
+// Whether symbol `s` names a size of one of `g`'s parameters (an operand or capture): bound
+// outside the branch, not by it.
+bool bound_outside(const ir::Graph& g, Dim s) {
+  const std::string name = dim_str(s);
+  for (const auto& p : g.params())
+    for (const ir::Dim& d : std::get<ir::TensorType>(p.type).shape)
+      if (d.kind() == ir::Dim::Kind::Symbol && d.name() == name) return true;
+  return false;
+}
+
+// Branch results agree where each gives a size that its own values give (a value symbol bound
+// inside the branch): the node's result takes the first branch's symbol, which the interpreter
+// binds from the result whichever branch ran (interpreter.cc). A symbol bound outside is a size
+// the result must have, so it must match exactly.
+bool same_branch_types(std::span<const TensorType> a, const ir::Graph& ga, std::span<const TensorType> b,
+                       const ir::Graph& gb) {
   if (a.size() != b.size()) return false;
   for (size_t i = 0; i < a.size(); ++i) {
     if (a[i].dtype != b[i].dtype || a[i].shape.size() != b[i].shape.size()) return false;
     for (size_t d = 0; d < a[i].shape.size(); ++d) {
       const Dim x = a[i].shape[d], y = b[i].shape[d];
-      if (x != y && !(is_value_size(x) && is_value_size(y) && is_plain_symbol(x) && is_plain_symbol(y))) return false;
+      if (x == y) continue;
+      const bool local = is_value_size(x) && is_value_size(y) && is_plain_symbol(x) && is_plain_symbol(y) &&
+                         !bound_outside(ga, x) && !bound_outside(gb, y);
+      if (!local) return false;
     }
   }
   return true;
@@ -228,7 +243,7 @@ std::vector<TensorType> control_flow_types(const Primitive& p, const ControlFlow
     auto first = cf_helpers::output_types(*a.graphs[0]);
     for (size_t k = 1; k < a.graphs.size(); ++k) {
       auto other = cf_helpers::output_types(*a.graphs[k]);
-      if (!same_branch_types(first, other)) {
+      if (!same_branch_types(first, *a.graphs[0], other, *a.graphs[k])) {
         if (&p == &if_def())
           throw Error(detail::cat("[cond] the branches return different types: true_fn returns ", types_str(first),
                                   ", false_fn returns ", types_str(other),

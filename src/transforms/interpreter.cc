@@ -26,7 +26,12 @@ void bind_from_results(const ir::Node& n, const std::vector<Tensor>& out, Symbol
     const auto* t = std::get_if<ir::TensorType>(&n.outputs()[j]);
     if (t == nullptr || !out[j].defined() || out[j].device().type == DeviceType::Meta) continue;
     for (size_t d = 0; d < t->shape.size() && d < static_cast<size_t>(out[j].dim()); ++d)
-      if (t->shape[d].kind() == ir::Dim::Kind::Symbol) bound.emplace(symbol_named(t->shape[d].name()), out[j].size(static_cast<int64_t>(d)));
+      if (t->shape[d].kind() == ir::Dim::Kind::Symbol) {
+        const int64_t size = out[j].size(static_cast<int64_t>(d));
+        auto [it, fresh] = bound.emplace(symbol_named(t->shape[d].name()), size);
+        SPORE_CHECK(fresh || it->second == size, "[interpret] ", n.op(), " result ", j, " has size ", size, " where its type ",
+                    "says ", t->shape[d].name(), ", which is ", it->second, " here");
+      }
   }
 }
 }  // namespace

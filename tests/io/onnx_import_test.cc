@@ -180,7 +180,7 @@ TEST_F(OnnxImport, RunTimeSizes) {
 // which must keep the node that binds them (TopK, NonZero).
 TEST_F(OnnxImport, ShapesOfTracedValuesMeetRunTimeValues) {
   for (const char* name : {"shape_values_min", "shape_values_slice_end", "shape_values_range", "shape_values_concat",
-                           "shape_values_of_value_sizes"}) {
+                           "shape_values_of_value_sizes", "shape_values_output", "shape_values_slice_axis"}) {
     run_and_check(name, 1e-6);
     io::LoadedModel m = io::import_onnx(path(std::string(name) + ".onnx"));
     std::vector<Tensor> args;
@@ -221,6 +221,7 @@ TEST_F(OnnxImport, RunTimeInputsAreChecked) {
   EXPECT_ERROR(run("run_time_checks_split", {x6, i64s({7, -1})}), "node 'dyn_split' (Split): the split sizes must be >= 0");
   EXPECT_ERROR(run("run_time_checks_range", {f32(0), f32(5), f32(0)}), "node 'dyn_range' (Range): delta must not be 0");
   EXPECT_ERROR(run("run_time_checks_range", {f32(0), f32(std::numeric_limits<float>::infinity()), f32(1)}), "start, limit and delta must be finite");
+  EXPECT_ERROR(run("run_time_checks_range", {f32(0), f32(1e30f), f32(1)}), "the count at most 2^40");
   const Tensor x35 = ops::zeros({3, 5});
   EXPECT_ERROR(run("run_time_checks_slice", {x35, i64s({0}), i64s({5}), i64s({1}), i64s({0})}),
                "node 'dyn_slice' (Slice): a step is 0; steps must not be 0");

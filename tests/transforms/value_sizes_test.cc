@@ -175,6 +175,14 @@ TEST(ValueSizes, CrossControlFlow) {
                           [&k](const TensorTree& t) { return TensorTree(topk(t.tensor() * -1.0, k, 1).first); }, a).tensor();
     return r.reshape({-1});
   };
+  // A branch returning a value sized outside it (v's k) and one sizing its own: the sizes may
+  // differ, so the branches' types do.
+  auto mixed = [](const Tensor& a, const Tensor& k, const Tensor& p) {
+    const Tensor v = topk(a, k, 1).first;
+    return cond(p, [&v](const TensorTree&) { return TensorTree(v * 1.0); },
+                [&k](const TensorTree& t) { return TensorTree(topk(t.tensor(), k + 1, 1).first); }, a).tensor();
+  };
+  EXPECT_ERROR(jit(mixed)(x, k_of(2), scalar_tensor(false)), "[cond] the branches return different types");
   auto jb = jit(branches);
   for (bool p : {true, false})
     EXPECT_EQ(jb(x, k_of(3), scalar_tensor(p)).to_vector<float>(), branches(x, k_of(3), scalar_tensor(p)).to_vector<float>()) << p;

@@ -248,7 +248,8 @@ struct NodeRunner {
           auto it = scope.find(o.name());
           SPORE_CHECK(it != scope.end(), "[onnx] sub-graph '", sub.name(), "': output '", o.name(),
                       "' is not produced by any node");
-          outs.push_back(it->second);
+          // Symbolic sizes leave as the values they take when the graph runs, not as symbol ids.
+          outs.push_back(holds_symbolic_sizes(it->second) ? onnx_detail::run_time_values(it->second) : it->second);
         }
         return outs;
       });
@@ -357,7 +358,8 @@ LoadedModel import_onnx_bytes(std::string_view bytes, const std::string& what, c
     for (const auto& o : g.output()) {
       auto it = values.find(o.name());
       SPORE_CHECK(it != values.end(), "[onnx] ", what, ": graph output '", o.name(), "' is not produced by any node");
-      results.push_back(it->second);
+      // Symbolic sizes leave as the values they take when the graph runs, not as symbol ids.
+      results.push_back(holds_symbolic_sizes(it->second) ? onnx_detail::run_time_values(it->second) : it->second);
       out.output_names.push_back(o.name());
     }
   }

@@ -3,6 +3,7 @@
 // shape, Slice's starts, Expand's shape...) must be known at import time; the importer folds
 // everything computed from initializers, Constants and static dims (Shape of a static tensor).
 #include <algorithm>
+#include <limits>
 #include <numeric>
 
 #include "core/attrs.h"
@@ -151,9 +152,21 @@ Ts slice_op(const OpContext& c) {
     for (size_t k = 0; k < starts.size(); ++k) axes.push_back(static_cast<int64_t>(k));
   if (steps.empty()) steps.assign(starts.size(), 1);
   if (axes.size() != starts.size() || steps.size() != starts.size()) c.fail("starts, ends, axes and steps differ in length");
+  // An axis of symbolic size (a batch, a size that values give) cannot be clamped here: the whole
+  // of it stays as it is, any other slice of it is computed when the graph runs.
+  for (size_t k = 0; k < starts.size(); ++k) {
+    const int64_t a = axis_of(c, axes[k], x.dim());
+    if (!is_symbolic(x.size(a))) continue;
+    const bool whole = steps[k] == 1 && starts[k] == 0 && ends[k] >= std::numeric_limits<int32_t>::max();
+    if (!whole) {
+      if (c.opset() < 10) c.fail("slices the symbolic axis " + std::to_string(a) + " of " + shape_str(x.shape()) + " (opset < 10)");
+      return run_time_slice(c);
+    }
+  }
   Tensor y = x;
   for (size_t k = 0; k < starts.size(); ++k) {
     const int64_t a = axis_of(c, axes[k], x.dim());
+    if (is_symbolic(x.size(a))) continue;  // the whole axis (above)
     const int64_t d = x.size(a), s = steps[k];
     if (s == 0) c.fail("step 0");
     int64_t b = starts[k], e = ends[k];

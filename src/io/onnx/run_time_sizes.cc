@@ -173,8 +173,10 @@ std::vector<Tensor> run_time_range(const OpContext& c) {
   Tensor ok = o::not_equal(d, o::zeros_like(d));
   if (is_floating(start.dtype()))
     ok = o::logical_and(ok, o::logical_and(o::isfinite(s), o::logical_and(o::isfinite(l), o::isfinite(d))));
-  s = checked(c, s, ok, "delta must not be 0, and start, limit and delta must be finite");
+  // (A count past 2^40 elements could not be allocated, and past 2^63 would not convert.)
   const Tensor span = o::sub(o::cast(l, DType::Float64), o::cast(s, DType::Float64));
+  ok = o::logical_and(ok, o::less_equal(o::abs(o::div(span, o::cast(d, DType::Float64))), o::full_like(span, 1099511627776.0)));
+  s = checked(c, s, ok, "delta must not be 0, start, limit and delta must be finite, and the count at most 2^40");
   const Tensor n = o::maximum(o::cast(o::ceil(o::div(span, o::cast(d, DType::Float64))), DType::Int64), i64(0));
   auto [k, len] = iota(n);
   (void)len;

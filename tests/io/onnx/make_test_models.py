@@ -235,3 +235,21 @@ g = helper.make_graph([helper.make_node("Slice", ["x", "st", "en", "ax", "sp"], 
                       [vi("y", F, [3, "n"])])
 save("run_time_checks_slice", g, [x, np.array([4], np.int64), np.array([0], np.int64), np.array([-1], np.int64),
                                   np.array([-2], np.int64)], [x[:, 4:0:-2]])
+
+# Shape values leaving the graph, and constant Slices of symbolic axes (a batch, a TopK's k).
+x = rng.standard_normal((2, 3)).astype(np.float32)
+g = helper.make_graph([helper.make_node("Shape", ["x"], ["s"]), c64("one", [1]), helper.make_node("Add", ["s", "one"], ["s1"])],
+                      "shape_values_output", [vi("x", F, ["N", 3])], [vi("s", I64, [2]), vi("s1", I64, [2])])
+save("shape_values_output", g, [x], [np.array([2, 3], np.int64), np.array([3, 4], np.int64)])
+
+x = rng.standard_normal((4, 5)).astype(np.float32)
+k = np.array([3], np.int64)
+g = helper.make_graph([c64("zero", [0]), c64("one", [1]), c64("three", [3]), c64("end", [np.iinfo(np.int64).max]),
+                       helper.make_node("Slice", ["x", "one", "end", "zero"], ["rows"]),
+                       helper.make_node("TopK", ["x", "k"], ["v", "i"], axis=1),
+                       helper.make_node("Slice", ["v", "zero", "end", "one"], ["whole"]),
+                       helper.make_node("Slice", ["v", "one", "three", "one"], ["part"])], "shape_values_slice_axis",
+                      [vi("x", F, ["N", 5]), vi("k", I64, [1])],
+                      [vi("rows", F, ["m", 5]), vi("whole", F, ["N", "k"]), vi("part", F, ["N", "p"])])
+vals = torch.topk(torch.from_numpy(x), 3, dim=1).values.numpy()
+save("shape_values_slice_axis", g, [x, k], [x[1:], vals, vals[:, 1:3]])
