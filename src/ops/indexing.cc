@@ -188,13 +188,7 @@ Tensor nonzero(const Tensor& x) {
   // Traced: the count is a value symbol, which the graph interpreter binds when the node runs.
   if (x.device().type == DeviceType::Meta)
     return runtime::call(prims::nonzero_primitive(), prims::NonzeroAttrs{new_value_symbol()}, {x});
-  Buffer b;
-  b.data = x.data_ptr();
-  b.dtype = x.dtype();
-  b.ndim = static_cast<int>(x.dim());
-  b.shape = x.shape().data();
-  b.strides = x.strides().data();
-  return runtime::call(prims::nonzero_primitive(), prims::NonzeroAttrs{prims::count_nonzero(b)}, {x});
+  return runtime::call(prims::nonzero_primitive(), prims::NonzeroAttrs{prims::count_nonzero(x)}, {x});
 }
 
 }  // namespace spore::ops

@@ -96,13 +96,7 @@ const Primitive& nonzero_def() {
       const Tensor& x = in[0];
       SPORE_CHECK(x.defined(), "[nonzero] under vmap the count of non-zero elements may differ per lane, and a "
                   "size is one per graph; call nonzero outside vmap, or loop over the batch");
-      Buffer b;
-      b.data = x.data_ptr();
-      b.dtype = x.dtype();
-      b.ndim = static_cast<int>(x.dim());
-      b.shape = x.shape().data();
-      b.strides = x.strides().data();
-      sizes.emplace_back(count, count_nonzero(b));
+      sizes.emplace_back(count, count_nonzero(x));
     };
     return q;
   }();
@@ -113,7 +107,13 @@ const Primitive& nonzero_def() {
 
 }  // namespace
 
-int64_t count_nonzero(const Buffer& x) {
+int64_t count_nonzero(const Tensor& t) {
+  Buffer x;
+  x.data = t.data_ptr();
+  x.dtype = t.dtype();
+  x.ndim = static_cast<int>(t.dim());
+  x.shape = t.shape().data();
+  x.strides = t.strides().data();
   int64_t c = 0;
   for_each_truth(x, [&](int64_t, bool nz) { c += nz; });
   return c;

@@ -22,7 +22,7 @@ struct NonzeroAttrs {
 const Primitive& one_hot_primitive();
 const Primitive& nonzero_primitive();
 
-/// Non-zero elements of a CPU buffer (NaN counts as non-zero).
-int64_t count_nonzero(const Buffer& x);
+/// Non-zero elements of a CPU tensor (NaN counts as non-zero).
+int64_t count_nonzero(const Tensor& x);
 
 }  // namespace spore::prims
